@@ -1,0 +1,68 @@
+/**
+ * Turns a verified credential into a principal: an API key into its organization, a
+ * user into their membership, redeeming an invite (or the founder grant) on first use.
+ */
+import { config } from './config';
+import { ForbiddenError, UnauthenticatedError } from './errors';
+import { newId, sha256 } from './ids';
+import type { ApiKeyPrincipal, UserPrincipal } from './principal';
+import { pendingInvites } from '#data/invites';
+import { lookupKey, touchKey } from '#data/tokens';
+import { getUser, joinOrganization, type Grant, type User } from '#data/users';
+
+/** API keys start with this, which tells them apart from JWTs at a glance. */
+export const API_KEY_PREFIX = 'ask_';
+
+// last_used_at is kept to the minute: stamping every request would double its cost.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** The organization and key behind an API key; 401 when it is unknown or revoked. */
+export async function apiKeyPrincipal(key: string, now = new Date()): Promise<ApiKeyPrincipal> {
+  const keyHash = sha256(key);
+  const lookup = await lookupKey(keyHash);
+  if (!lookup) throw new UnauthenticatedError('API key is not valid');
+  const lastUsed = lookup.last_used_at ? Date.parse(lookup.last_used_at) : 0;
+  if (now.getTime() - lastUsed >= LAST_USED_RESOLUTION_MS) await touchKey(keyHash, lookup, now.toISOString());
+  return {
+    kind: 'api_key',
+    organizationId: lookup.organization_id,
+    apiKey: { id: lookup.token_id, name: lookup.name },
+  };
+}
+
+const toPrincipal = (user: User): UserPrincipal => ({
+  kind: 'user',
+  organizationId: user.organization_id,
+  user: { id: user.id, email: user.email, role: user.role },
+});
+
+/** The membership of a signed-in user; redeems a pending invite on the first request. */
+export async function userPrincipal(claims: { sub: string; email: string }): Promise<UserPrincipal> {
+  const existing = await getUser(claims.sub);
+  if (existing) return toPrincipal(existing);
+
+  const email = claims.email.toLowerCase();
+  // Two first requests can race; the loser re-reads what the winner wrote.
+  for (let round = 0; round < 2; round++) {
+    const grant = await grantFor(email);
+    if (!grant) break;
+    const user: User = {
+      id: claims.sub,
+      email,
+      organization_id: 'invite' in grant ? grant.invite.organization_id : grant.founderOf,
+      role: 'invite' in grant ? grant.invite.role : 'admin',
+      created_at: new Date().toISOString(),
+    };
+    if (await joinOrganization(user, grant)) return toPrincipal(user);
+    const winner = await getUser(claims.sub);
+    if (winner) return toPrincipal(winner);
+  }
+  throw new ForbiddenError(`${email} is not part of the private beta`, 'not_provisioned');
+}
+
+async function grantFor(email: string): Promise<Grant | undefined> {
+  const [invite] = await pendingInvites(email);
+  if (invite) return { invite };
+  if (config.founderEmails.includes(email)) return { founderOf: newId('org') };
+  return undefined;
+}

@@ -1,0 +1,166 @@
+/**
+ * The HTTP kit: one middy chain for every route. It stamps a request id on the logs and
+ * the response, authenticates as the route table says, parses and validates path, query,
+ * header and body input with the route's zod contracts, and maps errors to statuses.
+ * Handlers receive typed, validated input and return a status and a body.
+ */
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { InvalidInputError } from '#core/errors';
+import { createLogger, type Logger } from '#core/log';
+import type { Principal, UserPrincipal } from '#core/principal';
+import type { Route, RouteAuth } from '#functions/routes';
+import { authenticate } from './authenticate';
+import { errorResponse } from './errors';
+import { json } from './response';
+
+export interface InputSchemas {
+  params?: z.ZodType;
+  query?: z.ZodType;
+  headers?: z.ZodType;
+  body?: z.ZodType;
+}
+
+type Parsed<S, K extends keyof InputSchemas> = S extends { [P in K]: z.ZodType } ? z.output<S[K]> : undefined;
+
+type PrincipalFor<A extends RouteAuth> = A extends 'user' ? UserPrincipal : A extends 'principal' ? Principal : undefined;
+
+/** What a handler receives: validated input, the caller, and request-scoped tools. */
+export interface HttpRequest<S extends InputSchemas, A extends RouteAuth> {
+  params: Parsed<S, 'params'>;
+  query: Parsed<S, 'query'>;
+  headers: Parsed<S, 'headers'>;
+  body: Parsed<S, 'body'>;
+  /** The body exactly as sent, for idempotency digests. */
+  rawBody: string;
+  principal: PrincipalFor<A>;
+  requestId: string;
+  log: Logger;
+}
+
+export interface HttpReply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+interface State {
+  requestId: string;
+  log: Logger;
+  startedAt: number;
+  principal?: Principal;
+  input?: { params: unknown; query: unknown; headers: unknown; body: unknown; rawBody: string };
+}
+
+type Event = APIGatewayProxyEventV2;
+type Result = APIGatewayProxyStructuredResultV2;
+type ServiceContext = Context & { state: State };
+
+/** Request id, access log line and `x-request-id` header. */
+function observe(route: Route): MiddlewareObj<Event, Result, Error, ServiceContext> {
+  const finish = (request: { context: ServiceContext; response: Result | null }) => {
+    const { state } = request.context;
+    const response = request.response ?? { statusCode: 500 };
+    response.headers = { ...response.headers, 'x-request-id': state.requestId };
+    request.response = response;
+    state.log.info('request', {
+      status: response.statusCode,
+      duration_ms: Date.now() - state.startedAt,
+      organization_id: state.principal?.organizationId,
+      principal: state.principal?.kind,
+    });
+  };
+  return {
+    name: 'observe',
+    before: (request) => {
+      const requestId = request.event.requestContext?.requestId || request.context.awsRequestId;
+      request.context.state = {
+        requestId,
+        startedAt: Date.now(),
+        log: createLogger({ request_id: requestId, route: `${route.method} ${route.path}` }),
+      };
+    },
+    after: finish,
+    onError: finish,
+  };
+}
+
+/** Turns any thrown error into the response the spec defines. */
+function mapErrors(): MiddlewareObj<Event, Result, Error, ServiceContext> {
+  return {
+    name: 'mapErrors',
+    onError: (request) => {
+      const { state } = request.context;
+      request.response = errorResponse(request.error, state.requestId, state.log);
+    },
+  };
+}
+
+function authentication(auth: RouteAuth): MiddlewareObj<Event, Result, Error, ServiceContext> {
+  return {
+    name: 'authentication',
+    before: async (request) => {
+      if (auth === 'none') return;
+      request.context.state.principal = await authenticate(request.event.headers?.authorization, auth);
+    },
+  };
+}
+
+function describeIssue(location: string, issue: z.core.$ZodIssue): string {
+  const field = issue.path.map(String).join('.');
+  return field ? `invalid ${location} field "${field}": ${issue.message}` : `invalid ${location}: ${issue.message}`;
+}
+
+function check<T extends z.ZodType | undefined>(schema: T, value: unknown, location: string) {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw new InvalidInputError(result.error.issues.map((i) => describeIssue(location, i)).join('; '));
+  return result.data;
+}
+
+function readBody(event: Event, required: boolean): { raw: string; value: unknown } {
+  const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : '';
+  if (!required) return { raw, value: undefined };
+  if (raw.trim() === '') throw new InvalidInputError('request body is required (JSON)');
+  try {
+    return { raw, value: JSON.parse(raw) };
+  } catch {
+    throw new InvalidInputError('request body is not valid JSON');
+  }
+}
+
+function validation(schemas: InputSchemas): MiddlewareObj<Event, Result, Error, ServiceContext> {
+  return {
+    name: 'validation',
+    before: (request) => {
+      const { event } = request;
+      const body = readBody(event, schemas.body !== undefined);
+      request.context.state.input = {
+        params: check(schemas.params, event.pathParameters, 'path'),
+        query: check(schemas.query, event.queryStringParameters, 'query'),
+        headers: check(schemas.headers, event.headers, 'header'),
+        body: check(schemas.body, body.value, 'body'),
+        rawBody: body.raw,
+      };
+    },
+  };
+}
+
+/** A Lambda handler for one route of the route table. */
+export function defineHandler<R extends Route, S extends InputSchemas>(
+  route: R,
+  schemas: S,
+  handle: (request: HttpRequest<S, R['auth']>) => Promise<HttpReply>,
+) {
+  return middy<Event, Result, Error, ServiceContext>()
+    .use(observe(route))
+    .use(mapErrors())
+    .use(authentication(route.auth))
+    .use(validation(schemas))
+    .handler(async (_event, context) => {
+      const { state } = context;
+      const reply = await handle({ ...state.input!, principal: state.principal, requestId: state.requestId, log: state.log } as HttpRequest<S, R['auth']>);
+      return json(reply.status, reply.body, reply.headers);
+    });
+}

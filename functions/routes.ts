@@ -1,0 +1,68 @@
+/**
+ * The route table: the single source of every HTTP route. CDK creates one API route and
+ * one Lambda function per entry, the local gateway routes from it, and the OpenAPI
+ * document is generated from it.
+ */
+
+/** What a route's function may touch; CDK turns each entry into least-privilege IAM. */
+export type Access =
+  | 'table:read'
+  | 'table:write'
+  | 'payloads:read'
+  | 'payloads:write'
+  | 'secrets:read'
+  | 'secrets:write';
+
+/**
+ * Who may call a route: `none` (public), `principal` (a user bearer token or an
+ * organization API key), `user` (a user bearer token only; an API key gets 401).
+ */
+export type RouteAuth = 'none' | 'principal' | 'user';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface Route {
+  method: Method;
+  /** API Gateway path template, e.g. `/tokens/{id}`. */
+  path: string;
+  /** Module under `functions/handlers/` exporting `handler`. */
+  handler: string;
+  auth: RouteAuth;
+  access: readonly Access[];
+  /** Function timeout; API Gateway answers within ~29 s whatever this says. */
+  timeoutSeconds?: number;
+}
+
+// Authentication reads users, keys and invites and may redeem an invite or stamp a
+// key's last use, so every authenticated route writes the table.
+const authenticated = ['table:read', 'table:write'] as const satisfies readonly Access[];
+
+export const routes = [
+  { method: 'GET', path: '/health', handler: 'get-health', auth: 'none', access: ['table:read', 'payloads:read'] },
+  { method: 'GET', path: '/whoami', handler: 'get-whoami', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/models', handler: 'list-models', auth: 'principal', access: authenticated },
+  { method: 'POST', path: '/invites', handler: 'create-invite', auth: 'user', access: authenticated },
+  { method: 'GET', path: '/tokens', handler: 'list-tokens', auth: 'user', access: authenticated },
+  { method: 'POST', path: '/tokens', handler: 'create-token', auth: 'user', access: authenticated },
+  { method: 'GET', path: '/tokens/{id}', handler: 'get-token', auth: 'user', access: authenticated },
+  { method: 'DELETE', path: '/tokens/{id}', handler: 'delete-token', auth: 'user', access: authenticated },
+  { method: 'GET', path: '/secrets', handler: 'list-secrets', auth: 'principal', access: authenticated },
+  { method: 'POST', path: '/secrets', handler: 'create-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+  { method: 'GET', path: '/secrets/{name}', handler: 'get-secret', auth: 'principal', access: authenticated },
+  { method: 'PUT', path: '/secrets/{name}', handler: 'update-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+  { method: 'DELETE', path: '/secrets/{name}', handler: 'delete-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+] as const satisfies readonly Route[];
+
+type Routes = (typeof routes)[number];
+type KeyOf<R> = R extends { method: infer M extends string; path: infer P extends string } ? `${M} ${P}` : never;
+type RouteFor<K, R = Routes> = R extends Routes ? (KeyOf<R> extends K ? R : never) : never;
+
+/** `METHOD /path` of every route. */
+export type RouteKey = KeyOf<Routes>;
+
+/** The route entry for `METHOD /path`; handlers use it to learn their own auth mode. */
+export function routeOf<K extends RouteKey>(key: K): RouteFor<K> {
+  const route = routes.find((r) => `${r.method} ${r.path}` === key);
+  if (!route) throw new Error(`no route ${key}`);
+  return route as RouteFor<K>;
+}
