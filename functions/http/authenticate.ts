@@ -32,6 +32,8 @@ async function verifyIdToken(token: string): Promise<{ sub: string; email: strin
     if (payload.token_use !== 'id' || typeof payload.email !== 'string' || !payload.sub) {
       throw new UnauthenticatedError('bearer token is not an ID token with an email');
     }
+    // Invites are redeemed by address: an unverified address must not claim one.
+    if (payload.email_verified !== true) throw new UnauthenticatedError('the email address is not verified yet');
     return { sub: payload.sub, email: payload.email };
   } catch (error) {
     if (error instanceof UnauthenticatedError) throw error;

@@ -24,7 +24,7 @@ describe('authenticate', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     sign = (claims, expiresIn = '1h') =>
-      new SignJWT({ token_use: 'id', ...claims })
+      new SignJWT({ token_use: 'id', email_verified: true, ...claims })
         .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
         .setIssuer((claims.iss as string) ?? issuer)
         .setAudience((claims.aud as string) ?? 'client-1')
@@ -62,6 +62,7 @@ describe('authenticate', () => {
     ['another issuer', { email: 'a@example.com', iss: 'https://evil.example' }, '1h', /not valid/],
     ['an access token', { email: 'a@example.com', token_use: 'access' }, '1h', /ID token/],
     ['a token without email', {}, '1h', /ID token/],
+    ['an unverified email address', { email: 'a@example.com', email_verified: false }, '1h', /not verified/],
   ])('refuses %s with 401', async (_case, claims, expiresIn, message) => {
     const error = await authenticate(await bearer(claims, expiresIn), 'principal').catch((e) => e);
 

@@ -1,0 +1,115 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { Access, Route } from '#functions/routes';
+import { bindPayloads, bindSecrets, bindTable, ServiceFunction } from './service-function';
+
+/** Properties of an {@link Api}. */
+export interface ApiProps {
+  /** The route table; one API route and one function per entry. */
+  readonly routes: readonly Route[];
+  readonly table: Table;
+  readonly payloads: Bucket;
+  /** Secrets Manager name prefix of the organization secrets. */
+  readonly secretPrefix: string;
+  /** Variables every route that authenticates its caller needs: token issuer and audience, beta settings. */
+  readonly authenticatedEnvironment: Readonly<Record<string, string>>;
+}
+
+/**
+ * The HTTP API: one route and one function per route table entry. There is no API Gateway
+ * authorizer; each function authenticates its caller itself (user bearer tokens and
+ * organization API keys alike, which no single authorizer type covers).
+ */
+export class Api extends Construct {
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    this.httpApi = new HttpApi(this, 'HttpApi', {
+      description: 'Agent Session Service',
+      createDefaultStage: false,
+    });
+    this.stage = this.httpApi.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      // Bounds what an unauthenticated flood can cost: the gateway admits every request to a function.
+      throttle: { rateLimit: 100, burstLimit: 200 },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(
+          new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS }),
+        ),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            requestTime: '$context.requestTime',
+            sourceIp: '$context.identity.sourceIp',
+            userAgent: '$context.identity.userAgent',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            protocol: '$context.protocol',
+            responseLength: '$context.responseLength',
+            responseLatency: '$context.responseLatency',
+            integrationStatus: '$context.integrationStatus',
+            integrationLatency: '$context.integrationLatency',
+            integrationError: '$context.integrationErrorMessage',
+          }),
+        ),
+      },
+    });
+
+    for (const route of props.routes) {
+      const key = `${route.method} ${route.path}`;
+      const id = pascalCase(route.handler);
+      const fn = new ServiceFunction(this, id, {
+        entry: `functions/handlers/${route.handler}.ts`,
+        description: key,
+        ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
+      });
+      bindAccess(fn, route.access, props);
+      if (route.auth !== 'none') {
+        for (const [name, value] of Object.entries(props.authenticatedEnvironment)) fn.addEnvironment(name, value);
+      }
+
+      const [httpRoute] = this.httpApi.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${id}Integration`, fn),
+      });
+      Validations.of(httpRoute!).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          route.auth === 'none'
+            ? `${key} is public by design.`
+            : `${key} is authenticated by its function (auth "${route.auth}"): it verifies Cognito ID tokens against the pool's issuer and audience, and organization API keys against their stored hashes, which no API Gateway authorizer type covers together.`,
+      });
+    }
+  }
+}
+
+/** Grants `fn` exactly what its route's access list names, and the configuration that goes with it. */
+function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiProps): void {
+  const binders: Record<Access, () => void> = {
+    'table:read': () => bindTable(fn, props.table, 'read'),
+    'table:write': () => bindTable(fn, props.table, 'write'),
+    'payloads:read': () => bindPayloads(fn, props.payloads, 'read'),
+    'payloads:write': () => bindPayloads(fn, props.payloads, 'write'),
+    'secrets:read': () => bindSecrets(fn, props.secretPrefix, 'read'),
+    'secrets:write': () => bindSecrets(fn, props.secretPrefix, 'write'),
+  };
+  for (const entry of access) binders[entry]();
+}
+
+/** `get-health` -> `GetHealth`, a construct id that keeps logical ids readable. */
+function pascalCase(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}

@@ -1,0 +1,43 @@
+import { Duration } from 'aws-cdk-lib';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+/** Days a span payload object is kept before S3 expires it. */
+const PAYLOAD_RETENTION_DAYS = 90;
+
+/** Days server access logs of the payload bucket are kept. */
+const ACCESS_LOG_RETENTION_DAYS = 365;
+
+/** The S3 bucket of span payloads: model and tool inputs and outputs, kept out of table items for their size. */
+export class Payloads extends Construct {
+  readonly bucket: Bucket;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    // Payloads hold model and tool inputs and outputs, so every access to them is logged.
+    const accessLogs = new Bucket(this, 'AccessLogs', {
+      // Access log delivery supports SSE-S3 only.
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
+    });
+
+    this.bucket = new Bucket(this, 'Bucket', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'payloads/',
+      lifecycleRules: [
+        {
+          id: 'expire-payloads',
+          expiration: Duration.days(PAYLOAD_RETENTION_DAYS),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+    });
+  }
+}

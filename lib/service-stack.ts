@@ -1,0 +1,104 @@
+import { Annotations, type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { routes } from '#functions/routes';
+import { Api } from './api';
+import { Auth } from './auth';
+import { Payloads } from './payloads';
+import { ServiceTable } from './table';
+
+/** Properties of a {@link ServiceStack}. */
+export interface ServiceStackProps extends StackProps {
+  /** Addresses holding a founder invite until they belong to an organization. */
+  readonly founderEmails: readonly string[];
+  /** Invocations an organization may start during the private beta. */
+  readonly invocationQuota: number;
+  /** `provider/name` entries, comma-separated, offered by `GET /models`; the functions' default when absent. */
+  readonly modelCatalogue?: string;
+  /** Protect the table against deletion; switch off only for throwaway stacks. */
+  readonly tableDeletionProtection: boolean;
+  /** Secrets Manager name prefix of the organization secrets, owned by this deployment. */
+  readonly secretPrefix: string;
+}
+
+const DEFAULT_STACK_NAME = 'AgentSessionService';
+
+/** Secret names may hold letters, digits and `/_+=.@-`; the prefix must too. */
+const SECRET_PREFIX_PATTERN = /^[A-Za-z0-9/_+=.@-]+$/;
+
+/** The whole service in one stack: API and functions, table, payload bucket, user pool. */
+export class ServiceStack extends Stack {
+  /**
+   * The stack as `cdk deploy -c name=value` describes it: `stackName`, `founderEmails`,
+   * `invocationQuota`, `modelCatalogue`, `tableDeletionProtection`, `secretPrefix`.
+   */
+  static fromContext(app: App): ServiceStack {
+    const context = (name: string): unknown => app.node.tryGetContext(name);
+    const stackName = optionalString(context('stackName')) ?? DEFAULT_STACK_NAME;
+    return new ServiceStack(app, stackName, {
+      stackName,
+      description: 'Agent Session Service: run configurable AI agents and keep an exact record of what they did.',
+      founderEmails: (optionalString(context('founderEmails')) ?? '')
+        .split(',')
+        .map((email) => email.trim())
+        .filter(Boolean),
+      invocationQuota: positiveInteger('invocationQuota', context('invocationQuota') ?? 1000),
+      modelCatalogue: optionalString(context('modelCatalogue')),
+      tableDeletionProtection: boolean('tableDeletionProtection', context('tableDeletionProtection') ?? true),
+      secretPrefix: optionalString(context('secretPrefix')) ?? `agent-sessions/${stackName}/`,
+    });
+  }
+
+  constructor(scope: Construct, id: string, props: ServiceStackProps) {
+    super(scope, id, props);
+    if (!SECRET_PREFIX_PATTERN.test(props.secretPrefix)) {
+      throw new Error(`secretPrefix "${props.secretPrefix}" may hold only letters, digits and /_+=.@-`);
+    }
+    if (props.founderEmails.length === 0) {
+      Annotations.of(this).addWarningV2(
+        'agent-sessions:noFounders',
+        'founderEmails is empty: nobody can create the first organization (deploy with -c founderEmails=a@example.com,...).',
+      );
+    }
+
+    const { table } = new ServiceTable(this, 'Table', { deletionProtection: props.tableDeletionProtection });
+    const { bucket } = new Payloads(this, 'Payloads');
+    const auth = new Auth(this, 'Auth');
+    const api = new Api(this, 'Api', {
+      routes,
+      table,
+      payloads: bucket,
+      secretPrefix: props.secretPrefix,
+      authenticatedEnvironment: {
+        AUTH_ISSUER: auth.issuer,
+        AUTH_AUDIENCE: auth.audience,
+        ...(props.founderEmails.length ? { FOUNDER_EMAILS: props.founderEmails.join(',') } : {}),
+        INVOCATION_QUOTA: String(props.invocationQuota),
+        ...(props.modelCatalogue ? { MODEL_CATALOGUE: props.modelCatalogue } : {}),
+      },
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: api.stage.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId });
+    new CfnOutput(this, 'UserPoolClientId', { value: auth.client.userPoolClientId });
+    new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'PayloadBucketName', { value: bucket.bucketName });
+  }
+}
+
+function optionalString(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  return String(value);
+}
+
+// Values given with -c arrive as strings; values in cdk.json keep their JSON type.
+function positiveInteger(name: string, value: unknown): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new Error(`context ${name} must be a positive integer, got "${String(value)}"`);
+  return number;
+}
+
+function boolean(name: string, value: unknown): boolean {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`context ${name} must be true or false, got "${String(value)}"`);
+}
