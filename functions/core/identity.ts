@@ -42,20 +42,23 @@ export async function userPrincipal(claims: { sub: string; email: string }): Pro
   if (existing) return toPrincipal(existing);
 
   const email = claims.email.toLowerCase();
-  // Two first requests can race; the loser re-reads what the winner wrote.
+  // First requests can race: a loser finds the invite gone or its write refused, and
+  // re-reads the membership the winner wrote.
   for (let round = 0; round < 2; round++) {
     const grant = await grantFor(email);
-    if (!grant) break;
-    const user: User = {
-      id: claims.sub,
-      email,
-      organization_id: 'invite' in grant ? grant.invite.organization_id : grant.founderOf,
-      role: 'invite' in grant ? grant.invite.role : 'admin',
-      created_at: new Date().toISOString(),
-    };
-    if (await joinOrganization(user, grant)) return toPrincipal(user);
+    if (grant) {
+      const user: User = {
+        id: claims.sub,
+        email,
+        organization_id: 'invite' in grant ? grant.invite.organization_id : grant.founderOf,
+        role: 'invite' in grant ? grant.invite.role : 'admin',
+        created_at: new Date().toISOString(),
+      };
+      if (await joinOrganization(user, grant)) return toPrincipal(user);
+    }
     const winner = await getUser(claims.sub);
     if (winner) return toPrincipal(winner);
+    if (!grant) break;
   }
   throw new ForbiddenError(`${email} is not part of the private beta`, 'not_provisioned');
 }
