@@ -22,7 +22,8 @@ export const Model = z.object({ name: z.string(), provider: z.string() });
 export const ModelsResponse = z.object({ models: z.array(Model) });
 
 export const CreateInviteBody = z.strictObject({
-  email: z.email().max(254),
+  // HTML5's rule, as the sign-in uses: it accepts local addresses such as dev@localhost.
+  email: z.email({ pattern: z.regexes.html5Email }).max(254),
   role: Role.optional(),
   organization_id: z.string().min(1).max(64).optional(),
 });

@@ -15,12 +15,12 @@ const event = {
 const context = { awsRequestId: 'health-test' } as Context;
 
 describe('GET /health against unreachable storage', () => {
-  let handler: (event: APIGatewayProxyEventV2, context: Context) => Promise<{ statusCode?: number; body?: string }>;
+  let health: typeof import('#functions/handlers/get-health');
+  const handler = (e: APIGatewayProxyEventV2, c: Context) => health.handler(e, c as Parameters<typeof health.handler>[1]);
 
   beforeAll(async () => {
-    for (const [name, value] of Object.entries(inject('serviceEnv'))) vi.stubEnv(name, value);
     vi.stubEnv('LOG_LEVEL', 'error');
-    ({ handler } = await import('#functions/handlers/get-health'));
+    health = await import('#functions/handlers/get-health');
   });
 
   afterEach(() => {

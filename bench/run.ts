@@ -1,0 +1,15 @@
+/**
+ * `npm run bench`: starts the local cloud in memory and runs every benchmark against it.
+ * Figures vary with the machine; compare ratios, not absolute times.
+ */
+import { startLocalCloud } from '#local/cloud';
+import { benchWhoami } from './whoami';
+
+process.env.LOG_LEVEL ??= 'warn';
+const cloud = await startLocalCloud({ port: 0, dataDir: null });
+try {
+  console.log(`local cloud at ${cloud.baseUrl} (node ${process.version}, ${process.platform}/${process.arch})`);
+  await benchWhoami(cloud);
+} finally {
+  await cloud.stop();
+}

@@ -1,0 +1,225 @@
+/**
+ * The local cloud: the API Gateway stand-in in this process, DynamoDB Local, s3rver and
+ * the AWS JSON endpoint (Secrets Manager) beside it, and the local sign-in. It sets the
+ * service's environment in `process.env` before any handler module is imported, so the
+ * service code runs unchanged, its SDK clients pointed at the emulators.
+ */
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { tableSchema } from '#data/table';
+import { routes as serviceRoutes } from '#functions/routes';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
+import { startAwsJsonServer } from './aws-json';
+import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
+import { LocalCloudError } from './errors';
+import { startGateway } from './gateway';
+import { startS3 } from './s3';
+import { createSecretsManager } from './secrets-manager';
+import { createSignIn, LOCAL_AUDIENCE } from './sign-in';
+
+export interface LocalCloudOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 3000; 0 takes any free port. */
+  port?: number;
+  /** Where state persists (default `.data`); null keeps everything in memory. */
+  dataDir?: string | null;
+  /** Overrides of the service environment (applied last). */
+  env?: Record<string, string>;
+}
+
+export interface LocalCloud {
+  /** e.g. `http://127.0.0.1:3000`, no trailing slash. */
+  baseUrl: string;
+  /** The service environment, as set in `process.env`. */
+  env: Record<string, string>;
+  /** Absolute data directory, or null in memory mode. */
+  dataDir: string | null;
+  /** Stops everything and flushes state; safe to call twice. */
+  stop(): Promise<void>;
+}
+
+// Variables that could point an SDK client at a real account or away from the emulators.
+const REMOVED_VARIABLES = ['AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS'];
+
+function baseUrlFor(host: string, port: number): string {
+  // A wildcard address is not somewhere to send requests (tokens carry this URL as issuer).
+  const reachable = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/**
+ * `mkdir -p`, by hand: Node 20's `mkdir(..., { recursive: true })` spins forever on a path
+ * it can never create, such as one under /proc.
+ */
+async function makeDirectories(path: string): Promise<void> {
+  try {
+    await mkdir(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') {
+      if ((await stat(path)).isDirectory()) return;
+      throw Object.assign(new Error(`${path} is a file`), { code: 'ENOTDIR' });
+    }
+    if (code !== 'ENOENT' || dirname(path) === path) throw error;
+    await makeDirectories(dirname(path));
+    await mkdir(path);
+  }
+}
+
+/** Creates the data directory and takes its lock, so two instances never share one. */
+async function claimDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const lockFile = join(dataDir, '.lock');
+  try {
+    await makeDirectories(dataDir);
+    for (;;) {
+      try {
+        const handle = await open(lockFile, 'wx', 0o600);
+        await handle.writeFile(String(process.pid));
+        await handle.close();
+        return () => rm(lockFile, { force: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const pid = Number(await readFile(lockFile, 'utf8').catch(() => ''));
+        if (pid > 0 && pid !== process.pid && isAlive(pid)) {
+          throw new LocalCloudError(`data dir ${dataDir} is in use by another instance (pid ${pid}); set DATA_DIR to another`);
+        }
+        // Left behind by an instance that did not stop cleanly.
+        await rm(lockFile, { force: true });
+      }
+    }
+  } catch (error) {
+    if (error instanceof LocalCloudError) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new LocalCloudError(`data dir ${dataDir} is not writable (${code}); set DATA_DIR to another`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The service variables that do not depend on where the emulators listen. */
+function staticEnv(issuer: string, overrides: Record<string, string>): Record<string, string> {
+  return {
+    AWS_REGION: LOCAL_REGION,
+    AWS_DEFAULT_REGION: LOCAL_REGION,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    // s3rver stores aws-chunked uploads with their framing, so no checksums unless required.
+    AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
+    AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
+    // Node 20.19 is supported (CONTRACT.md); the SDK's notice about its future would print at every start.
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    TABLE_NAME: 'agent-sessions',
+    PAYLOAD_BUCKET: 'agent-sessions-payloads',
+    SECRET_PREFIX: 'agent-sessions/',
+    AUTH_ISSUER: issuer,
+    AUTH_AUDIENCE: LOCAL_AUDIENCE,
+    FOUNDER_EMAILS: process.env.FOUNDER_EMAILS ?? 'dev@localhost',
+    INVOCATION_QUOTA: process.env.INVOCATION_QUOTA ?? '1000',
+    ...(process.env.MODEL_CATALOGUE ? { MODEL_CATALOGUE: process.env.MODEL_CATALOGUE } : {}),
+    ...overrides,
+  };
+}
+
+function valueOf<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === 'rejected') throw result.reason;
+  return result.value;
+}
+
+function applyEnv(env: Record<string, string>): void {
+  for (const name of REMOVED_VARIABLES) delete process.env[name];
+  Object.assign(process.env, env);
+}
+
+/** Starts the local cloud and resolves once every part answers. */
+export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<LocalCloud> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? 3000;
+  const dataDir = options.dataDir === null ? null : resolve(options.dataDir ?? '.data');
+  const cleanups: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    // Reverse start order: the gateway (last started) stops taking requests first.
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+
+  let release!: () => void;
+  let abandon!: (reason: Error) => void;
+  const ready = new Promise<void>((resolveReady, rejectReady) => {
+    release = resolveReady;
+    abandon = rejectReady;
+  });
+  // Nobody may be waiting on it when start fails.
+  ready.catch(() => undefined);
+
+  try {
+    if (dataDir) cleanups.push(await claimDataDir(dataDir));
+    let baseUrl = '';
+    const signIn = createSignIn({
+      issuer: () => `${baseUrl}/local`,
+      keyFile: dataDir ? join(dataDir, 'signing-key.json') : null,
+    });
+    // Listen before starting the emulators: a taken port fails in milliseconds, not after
+    // two seconds of JVM start-up. Requests wait for `ready`.
+    const gateway = await startGateway({ host, port, routes: [...serviceRoutes, ...signIn.routes], ready });
+    baseUrl = baseUrlFor(host, gateway.address.port);
+    const env = staticEnv(`${baseUrl}/local`, options.env ?? {});
+    applyEnv(env);
+
+    const [dynamodbResult, s3Result, awsJsonResult, signInResult] = await Promise.allSettled([
+      startDynamoDb({ dataDir }).then(async (started) => {
+        const client = localDynamoDbClient(started.endpoint);
+        try {
+          await ensureTable(client, env.TABLE_NAME!, tableSchema);
+          return started;
+        } catch (error) {
+          await started.stop();
+          throw error;
+        } finally {
+          client.destroy();
+        }
+      }),
+      startS3({ dataDir, bucket: env.PAYLOAD_BUCKET! }),
+      createSecretsManager({ file: dataDir ? join(dataDir, 'secrets.json') : null }).then((secretsmanager) =>
+        startAwsJsonServer({ secretsmanager }),
+      ),
+      signIn.loaded,
+    ]);
+    cleanups.push(async () => {
+      await Promise.all(
+        [dynamodbResult, s3Result, awsJsonResult].map((result) => (result.status === 'fulfilled' ? result.value.stop() : undefined)),
+      );
+    });
+    cleanups.push(gateway.stop);
+    const dynamodb = valueOf(dynamodbResult);
+    const s3 = valueOf(s3Result);
+    const awsJson = valueOf(awsJsonResult);
+    valueOf(signInResult);
+
+    Object.assign(
+      env,
+      {
+        AWS_ENDPOINT_URL: awsJson.endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+        AWS_ENDPOINT_URL_S3: s3.endpoint,
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: awsJson.endpoint,
+      },
+      options.env,
+    );
+    applyEnv(env);
+    release();
+
+    let stopping: Promise<void> | undefined;
+    return { baseUrl, env, dataDir, stop: () => (stopping ??= stopAll()) };
+  } catch (error) {
+    abandon(error as Error);
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Starts one local cloud, in memory and on a free port, in a process of its own for the
+ * whole integration run, and hands its base URL, service environment and log file to the
+ * test files.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startCloudProcess } from '#local/cloud-process';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The gateway, e.g. `http://127.0.0.1:41234`. */
+    baseUrl: string;
+    /** The service environment: endpoints of the emulators, table and bucket names. */
+    serviceEnv: Record<string, string>;
+    /** Everything the service wrote to stdout and stderr (JSON log lines) during the run. */
+    serviceLogFile: string;
+  }
+}
+
+/** Vitest global setup: returns the teardown. */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const logDir = await mkdtemp(join(tmpdir(), 'agent-sessions-integration-'));
+  const logFile = join(logDir, 'service.log');
+  // The helpers sign in as this founder, whatever the developer's own environment says.
+  const cloud = await startCloudProcess({ port: 0, dataDir: null, env: { FOUNDER_EMAILS: 'dev@localhost' }, logFile });
+  project.provide('baseUrl', cloud.baseUrl);
+  project.provide('serviceEnv', cloud.env);
+  project.provide('serviceLogFile', logFile);
+  return async () => {
+    await cloud.stop();
+    await rm(logDir, { recursive: true, force: true });
+  };
+}
