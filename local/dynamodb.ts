@@ -181,7 +181,16 @@ async function describe(client: DynamoDBClient, tableName: string) {
 async function untilActive(client: DynamoDBClient, tableName: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const table = await describe(client, tableName);
+    // While it builds an index, DynamoDB Local sometimes answers DescribeTable with
+    // InternalFailure; that is part of "not ACTIVE yet", not a reason to give up.
+    const table = await describe(client, tableName).catch((error: unknown) => {
+      if (error instanceof Error && error.name === 'InternalFailure' && Date.now() < deadline) return null;
+      throw error;
+    });
+    if (table === null) {
+      await sleep(100);
+      continue;
+    }
     const indexes = table?.GlobalSecondaryIndexes ?? [];
     if (table?.TableStatus === 'ACTIVE' && indexes.every((index) => index.IndexStatus === 'ACTIVE')) return;
     if (Date.now() > deadline) throw new LocalCloudError(`table ${tableName} did not become ACTIVE`);
