@@ -147,12 +147,16 @@ function validation(schemas: InputSchemas): MiddlewareObj<Event, Result, Error, 
   };
 }
 
+/** What Lambda (and the local gateway) calls. */
+export type HttpHandler = (event: Event, context: Context) => Promise<Result>;
+
 /** A Lambda handler for one route of the route table. */
 export function defineHandler<R extends Route, S extends InputSchemas>(
   route: R,
   schemas: S,
   handle: (request: HttpRequest<S, R['auth']>) => Promise<HttpReply>,
-) {
+): HttpHandler {
+  // The chain adds `state` to the context itself; callers pass a plain Lambda context.
   return middy<Event, Result, Error, ServiceContext>()
     .use(observe(route))
     .use(mapErrors())
@@ -162,5 +166,5 @@ export function defineHandler<R extends Route, S extends InputSchemas>(
       const { state } = context;
       const reply = await handle({ ...state.input!, principal: state.principal, requestId: state.requestId, log: state.log } as HttpRequest<S, R['auth']>);
       return json(reply.status, reply.body, reply.headers);
-    });
+    }) as unknown as HttpHandler;
 }

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import type { HttpHandler } from '#http/handler';
 
 // The handler runs in this process against the local cloud, so a test can point it at a
 // table or bucket that does not exist, which the shared gateway cannot be made to do.
@@ -15,12 +16,11 @@ const event = {
 const context = { awsRequestId: 'health-test' } as Context;
 
 describe('GET /health against unreachable storage', () => {
-  let health: typeof import('#functions/handlers/get-health');
-  const handler = (e: APIGatewayProxyEventV2, c: Context) => health.handler(e, c as Parameters<typeof health.handler>[1]);
+  let handler: HttpHandler;
 
   beforeAll(async () => {
     vi.stubEnv('LOG_LEVEL', 'error');
-    health = await import('#functions/handlers/get-health');
+    ({ handler } = await import('#functions/handlers/get-health'));
   });
 
   afterEach(() => {
