@@ -1,6 +1,12 @@
 /** The DynamoDB document client, created once per process. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '#core/config';
 import { keys } from './keys';
@@ -51,4 +57,23 @@ export async function transactWrite(input: TransactWriteCommandInput, attempts =
 /** Resolves when the table answers a read; rejects with the reason otherwise. */
 export async function probeTable(signal: AbortSignal): Promise<void> {
   await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.health() }), { abortSignal: signal });
+}
+
+/** Every item of a partition whose sort key starts with a prefix, in sort key order. */
+export async function queryPrefix(key: { pk: string; skPrefix: string }): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: config.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.skPrefix },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return items;
 }

@@ -1,7 +1,7 @@
 /** Secret metadata: the name and masked value an organization may see, never the value. */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
-import { dynamo, isConditionFailure } from './dynamo';
+import { dynamo, isConditionFailure, queryPrefix } from './dynamo';
 import { keys } from './keys';
 
 export interface SecretMetadata {
@@ -62,22 +62,7 @@ export async function getSecretMetadata(organizationId: string, name: string): P
 
 /** Secrets of an organization, by name. */
 export async function listSecretMetadata(organizationId: string): Promise<SecretMetadata[]> {
-  const { pk, skPrefix } = keys.secretsOf(organizationId);
-  const secrets: SecretMetadata[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    secrets.push(...(page.Items ?? []).map((item) => toMetadata(item as SecretMetadata)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return secrets;
+  return (await queryPrefix(keys.secretsOf(organizationId))).map((item) => toMetadata(item as unknown as SecretMetadata));
 }
 
 /** Removes a secret's metadata; false when it did not exist. */

@@ -3,10 +3,10 @@
  * the organization lists, and a lookup item keyed by the key's hash that authentication
  * reads with one consistent GetItem (so a revoked key fails on its very next request).
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { NotFoundError } from '#core/errors';
-import { dynamo, transactWrite, cancellationReasons } from './dynamo';
+import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 
 export interface Token {
@@ -63,22 +63,7 @@ export async function putToken(organizationId: string, token: Token, keyHash: st
 
 /** API keys of an organization, in id order. */
 export async function listTokens(organizationId: string): Promise<Token[]> {
-  const { pk, skPrefix } = keys.tokensOf(organizationId);
-  const tokens: Token[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    tokens.push(...(page.Items ?? []).map((item) => toToken(item as TokenItem)));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return tokens;
+  return (await queryPrefix(keys.tokensOf(organizationId))).map((item) => toToken(item as unknown as TokenItem));
 }
 
 async function getTokenItem(organizationId: string, tokenId: string): Promise<TokenItem> {
