@@ -6,6 +6,9 @@
 type Key = { pk: string; sk: string };
 
 const org = (organizationId: string) => `ORG#${organizationId}`;
+const sessionPartition = (organizationId: string, sessionId: string) => `SESSION#${organizationId}#${sessionId}`;
+const invocationPartition = (organizationId: string, invocationKey: string) => `INV#${organizationId}#${invocationKey}`;
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 export const keys = {
   /** An organization: its quota counter and founder. */
@@ -35,6 +38,49 @@ export const keys = {
   /** Secret metadata of an organization (the value lives in Secrets Manager). */
   secretsOf: (organizationId: string) => ({ pk: org(organizationId), skPrefix: 'SECRET#' }),
   secret: (organizationId: string, name: string): Key => ({ pk: org(organizationId), sk: `SECRET#${name}` }),
+
+  /** A session of an organization: state, lock (current invocation), counters. */
+  session: (organizationId: string, sessionId: string): Key => ({ pk: org(organizationId), sk: `SESSION#${sessionId}` }),
+
+  /** Messages of a session by cursor (zero-padded so the sort key orders numerically). */
+  messagesOf: (organizationId: string, sessionId: string) => ({ pk: sessionPartition(organizationId, sessionId), skPrefix: 'MSG#' }),
+  message: (organizationId: string, sessionId: string, cursor: number): Key => ({
+    pk: sessionPartition(organizationId, sessionId),
+    sk: `MSG#${pad(cursor, 10)}`,
+  }),
+
+  /** Audit events of a session in event time order. */
+  auditOf: (organizationId: string, sessionId: string) => ({ pk: sessionPartition(organizationId, sessionId), skPrefix: 'AUDIT#' }),
+  auditEvent: (organizationId: string, sessionId: string, eventTime: string, eventId: string): Key => ({
+    pk: sessionPartition(organizationId, sessionId),
+    sk: `AUDIT#${eventTime}#${eventId}`,
+  }),
+
+  /** An invocation by its key (unique per organization): idempotency record and trace summary. */
+  invocation: (organizationId: string, invocationKey: string): Key => ({ pk: org(organizationId), sk: `INV#${invocationKey}` }),
+
+  /** Attempts of an invocation, by number. */
+  attemptsOf: (organizationId: string, invocationKey: string) => ({ pk: invocationPartition(organizationId, invocationKey), skPrefix: 'ATT#' }),
+  attempt: (organizationId: string, invocationKey: string, attempt: number): Key => ({
+    pk: invocationPartition(organizationId, invocationKey),
+    sk: `ATT#${pad(attempt, 3)}`,
+  }),
+
+  /** Spans of an invocation, oldest first: by attempt, then by sequence within it. */
+  spansOf: (organizationId: string, invocationKey: string) => ({ pk: invocationPartition(organizationId, invocationKey), skPrefix: 'SPAN#' }),
+  span: (organizationId: string, invocationKey: string, attempt: number, seq: number): Key => ({
+    pk: invocationPartition(organizationId, invocationKey),
+    sk: `SPAN#${pad(attempt, 3)}#${pad(seq, 6)}`,
+  }),
+
+  /** An agent name of an organization: revision count, current revision. */
+  agent: (organizationId: string, name: string): Key => ({ pk: org(organizationId), sk: `AGENT#${name}` }),
+  /** Revisions of an agent name, each with its configuration. */
+  revisionsOf: (organizationId: string, name: string) => ({ pk: `AGENT#${organizationId}#${name}`, skPrefix: 'REV#' }),
+  revision: (organizationId: string, name: string, revision: string): Key => ({
+    pk: `AGENT#${organizationId}#${name}`,
+    sk: `REV#${revision}`,
+  }),
 
   /** A fixed key the health check reads; it never exists. */
   health: (): Key => ({ pk: 'HEALTH', sk: 'HEALTH' }),

@@ -1,0 +1,93 @@
+/**
+ * Accepting a run: `POST /sessions/{id}` validated, turned into an invocation by one
+ * transaction, or matched to the invocation its `Idempotency-Key` already names.
+ */
+import { referencedSecrets, type AgentConfig } from '#contracts/agent';
+import { recordRevision } from '#data/agents';
+import { acceptInvocation, getInvocation, getSession, type Invocation } from '#data/invocations';
+import { getSecretMetadata } from '#data/secrets';
+import { config } from './config';
+import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from './errors';
+import { sha256 } from './ids';
+import { revisionOf } from './revision';
+
+export interface RunRequest {
+  organizationId: string;
+  sessionId: string;
+  invocationKey: string;
+  /** The body exactly as sent: a retry re-attaches only with the same bytes. */
+  rawBody: string;
+  agentName: string;
+  agent: AgentConfig;
+  userPrompt: string;
+}
+
+export interface AcceptedRun {
+  invocation: Invocation;
+  /** False when the key named an invocation that already existed (a re-attach). */
+  created: boolean;
+}
+
+// A session that keeps changing under us is as good as busy.
+const ACCEPT_ROUNDS = 5;
+
+function reattach(existing: Invocation, request: RunRequest, bodySha256: string): AcceptedRun {
+  if (existing.session_id !== request.sessionId) {
+    throw new ConflictError(`Idempotency-Key ${request.invocationKey} was already used on another session`);
+  }
+  if (existing.body_sha256 !== bodySha256) {
+    throw new ConflictError('Idempotency-Key was already used with a different body; resend the original body or use a new key');
+  }
+  return { invocation: existing, created: false };
+}
+
+async function assertSecretsExist(organizationId: string, agent: AgentConfig): Promise<void> {
+  for (const name of referencedSecrets(agent)) {
+    if (!(await getSecretMetadata(organizationId, name))) {
+      throw new InvalidInputError(`the agent configuration references secret ${name}, which the organization does not have`);
+    }
+  }
+}
+
+/** Accepts a run or re-attaches to the one its key names; 409, 423 and 429 as the spec says. */
+export async function acceptRun(request: RunRequest): Promise<AcceptedRun> {
+  const { organizationId, sessionId, invocationKey } = request;
+  const bodySha256 = sha256(request.rawBody);
+  const earlier = await getInvocation(organizationId, invocationKey);
+  if (earlier) return reattach(earlier, request, bodySha256);
+  await assertSecretsExist(organizationId, request.agent);
+  const revision = revisionOf(request.agent);
+
+  for (let round = 0; round < ACCEPT_ROUNDS; round++) {
+    const session = await getSession(organizationId, sessionId);
+    if (session?.state === 'RUNNING') {
+      const running = session.current_invocation_key === invocationKey ? await getInvocation(organizationId, invocationKey) : undefined;
+      if (running) return reattach(running, request, bodySha256);
+      throw new LockedError(`another invocation is running in session ${sessionId}`);
+    }
+    const invocation: Invocation = {
+      invocation_key: invocationKey,
+      session_id: sessionId,
+      session_position: (session?.invocation_count ?? 0) + 1,
+      status: 'RUNNING',
+      agent_name: request.agentName,
+      agent_revision: revision,
+      body_sha256: bodySha256,
+      started_at: new Date().toISOString(),
+    };
+    const refusal = await acceptInvocation({
+      organizationId,
+      invocation,
+      userPrompt: request.userPrompt,
+      quota: config.invocationQuota,
+      seen: session,
+    });
+    if (!refusal) {
+      await recordRevision(organizationId, request.agentName, { revision, created_at: invocation.started_at, config: request.agent });
+      return { invocation, created: true };
+    }
+    if (refusal.reason === 'key_in_use') return reattach(refusal.invocation, request, bodySha256);
+    if (refusal.reason === 'quota_exhausted') throw new QuotaExceededError('the organization has used up its private-beta invocation quota');
+  }
+  throw new LockedError(`another invocation is running in session ${sessionId}`);
+}

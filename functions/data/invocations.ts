@@ -1,0 +1,278 @@
+/**
+ * Sessions and their invocations. An invocation is accepted and finished by one
+ * transaction each, so the idempotency record, the session lock, the quota, the messages
+ * and the audit log never disagree.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '#core/config';
+import { newId } from '#core/ids';
+import { cancellationReasons, dynamo, transactWrite } from './dynamo';
+import { keys } from './keys';
+
+export type InvocationStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+export type FailureKind = 'crash' | 'no_progress' | 'interrupted' | 'internal';
+
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+export interface Session {
+  id: string;
+  state: 'IDLE' | 'RUNNING';
+  invocation_count: number;
+  message_count: number;
+  created_at: string;
+  updated_at: string;
+  current_invocation_key?: string;
+  agent_name?: string;
+  agent_revision?: string;
+}
+
+export interface Invocation {
+  invocation_key: string;
+  session_id: string;
+  session_position: number;
+  status: InvocationStatus;
+  agent_name: string;
+  agent_revision: string;
+  /** SHA-256 of the request body exactly as sent: what a retry must match. */
+  body_sha256: string;
+  started_at: string;
+  ended_at?: string;
+  failure?: Failure;
+}
+
+export interface AuditEventInput {
+  type: 'agent_invocation' | 'llm_call' | 'tool_result' | 'memory_written' | 'run_succeeded' | 'run_failed';
+  payload: Record<string, unknown>;
+}
+
+/** Why an acceptance did not happen; the caller maps each to a status. */
+export type Refusal =
+  | { reason: 'key_in_use'; invocation: Invocation }
+  | { reason: 'session_changed' | 'quota_exhausted' };
+
+/** An audit item for the session partition (the log is append-only: items are only put). */
+export function auditItem(organizationId: string, invocation: Pick<Invocation, 'session_id' | 'invocation_key' | 'agent_revision'>, event: AuditEventInput, eventTime: string) {
+  const id = newId('evt');
+  return {
+    ...keys.auditEvent(organizationId, invocation.session_id, eventTime, id),
+    type: 'AuditEvent',
+    id,
+    session_id: invocation.session_id,
+    invocation_key: invocation.invocation_key,
+    event_type: event.type,
+    payload: event.payload,
+    event_time: eventTime,
+    agent_revision: invocation.agent_revision,
+  };
+}
+
+/** A session, read consistently (its lock decides whether a run may start). */
+export async function getSession(organizationId: string, sessionId: string): Promise<Session | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.session(organizationId, sessionId), ConsistentRead: true }),
+  );
+  return Item as Session | undefined;
+}
+
+/** An invocation by key, read consistently. */
+export async function getInvocation(organizationId: string, invocationKey: string): Promise<Invocation | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.invocation(organizationId, invocationKey), ConsistentRead: true }),
+  );
+  return Item as Invocation | undefined;
+}
+
+export interface AcceptInput {
+  organizationId: string;
+  invocation: Invocation;
+  userPrompt: string;
+  quota: number;
+  /** The session as read just before: the transaction holds only if it is unchanged. */
+  seen: Session | undefined;
+}
+
+/**
+ * Accepts an invocation in one transaction: its idempotency record, the session lock,
+ * the organization's quota, the user message and the `agent_invocation` audit event.
+ * Returns the refusal when a condition failed instead.
+ */
+export async function acceptInvocation(input: AcceptInput): Promise<Refusal | undefined> {
+  const { organizationId, invocation, seen } = input;
+  const now = invocation.started_at;
+  const cursor = (seen?.message_count ?? 0) + 1;
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: { ...keys.invocation(organizationId, invocation.invocation_key), type: 'Invocation', ...invocation },
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        },
+        {
+          Update: {
+            TableName: config.tableName,
+            Key: keys.session(organizationId, invocation.session_id),
+            UpdateExpression:
+              'SET #type = :type, id = :id, #state = :running, current_invocation_key = :key, invocation_count = :position, ' +
+              'message_count = :cursor, updated_at = :now, created_at = if_not_exists(created_at, :now), ' +
+              'agent_name = :name, agent_revision = :revision',
+            ConditionExpression: seen
+              ? '#state = :idle AND invocation_count = :seenCount AND message_count = :seenMessages'
+              : 'attribute_not_exists(pk)',
+            ExpressionAttributeNames: { '#type': 'type', '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':type': 'Session',
+              ':id': invocation.session_id,
+              ':running': 'RUNNING',
+              ':key': invocation.invocation_key,
+              ':position': invocation.session_position,
+              ':cursor': cursor,
+              ':now': now,
+              ':name': invocation.agent_name,
+              ':revision': invocation.agent_revision,
+              ...(seen ? { ':idle': 'IDLE', ':seenCount': seen.invocation_count, ':seenMessages': seen.message_count } : {}),
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: config.tableName,
+            Key: keys.organization(organizationId),
+            UpdateExpression: 'ADD invocation_count :one',
+            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(invocation_count) OR invocation_count < :quota)',
+            ExpressionAttributeValues: { ':one': 1, ':quota': input.quota },
+          },
+        },
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: {
+              ...keys.message(organizationId, invocation.session_id, cursor),
+              type: 'Message',
+              cursor,
+              invocation_key: invocation.invocation_key,
+              role: 'user',
+              content: input.userPrompt,
+              created_at: now,
+            },
+          },
+        },
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: auditItem(organizationId, invocation, {
+              type: 'agent_invocation',
+              payload: { agent_name: invocation.agent_name, session_position: invocation.session_position },
+            }, now),
+          },
+        },
+      ],
+    });
+    return undefined;
+  } catch (error) {
+    const reasons = cancellationReasons(error);
+    if (!reasons) throw error;
+    const [record, session, organization] = reasons;
+    if (record?.code === 'ConditionalCheckFailed' && record.item) return { reason: 'key_in_use', invocation: record.item as unknown as Invocation };
+    if (session?.code === 'ConditionalCheckFailed') return { reason: 'session_changed' };
+    if (organization?.code === 'ConditionalCheckFailed') return { reason: 'quota_exhausted' };
+    throw error;
+  }
+}
+
+export interface OutcomeInput {
+  organizationId: string;
+  invocation: Invocation;
+  endedAt: string;
+  /** The assistant's answer when it succeeded. */
+  answer?: string;
+  failure?: Failure;
+  /** The session as read just before (its message count places the answer). */
+  session: Session;
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+/**
+ * Records how an invocation ended, in one transaction: its status, the assistant message
+ * (on success), the session's release and the `run_succeeded`/`run_failed` audit event.
+ * False when the outcome was already recorded (the task ran twice).
+ */
+export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
+  const { organizationId, invocation, endedAt, answer, failure, session } = input;
+  const succeeded = answer !== undefined;
+  const cursor = session.message_count + 1;
+  try {
+    await transactWrite({
+      TransactItems: [
+        {
+          Update: {
+            TableName: config.tableName,
+            Key: keys.invocation(organizationId, invocation.invocation_key),
+            UpdateExpression: succeeded ? 'SET #status = :status, ended_at = :now' : 'SET #status = :status, ended_at = :now, failure = :failure',
+            ConditionExpression: '#status = :running',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':status': succeeded ? 'SUCCEEDED' : 'FAILED',
+              ':running': 'RUNNING',
+              ':now': endedAt,
+              ...(succeeded ? {} : { ':failure': failure }),
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: config.tableName,
+            Key: keys.session(organizationId, invocation.session_id),
+            UpdateExpression: `SET #state = :idle, updated_at = :now${succeeded ? ', message_count = :cursor' : ''} REMOVE current_invocation_key`,
+            ConditionExpression: 'current_invocation_key = :key AND message_count = :seenMessages',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':idle': 'IDLE',
+              ':now': endedAt,
+              ':key': invocation.invocation_key,
+              ':seenMessages': session.message_count,
+              ...(succeeded ? { ':cursor': cursor } : {}),
+            },
+          },
+        },
+        ...(succeeded
+          ? [
+              {
+                Put: {
+                  TableName: config.tableName,
+                  Item: {
+                    ...keys.message(organizationId, invocation.session_id, cursor),
+                    type: 'Message',
+                    cursor,
+                    invocation_key: invocation.invocation_key,
+                    role: 'assistant',
+                    content: answer,
+                    created_at: endedAt,
+                  },
+                },
+              },
+            ]
+          : []),
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: auditItem(organizationId, invocation, {
+              type: succeeded ? 'run_succeeded' : 'run_failed',
+              payload: succeeded ? { usage: input.usage } : { failure, usage: input.usage },
+            }, endedAt),
+          },
+        },
+      ],
+    });
+    return true;
+  } catch (error) {
+    if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') return false;
+    throw error;
+  }
+}
