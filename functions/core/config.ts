@@ -71,6 +71,14 @@ export const config = {
   get invocationQuota() {
     return positiveInteger('INVOCATION_QUOTA', 1000);
   },
+  /** Seconds an attempt may go without finishing a step before it is killed. */
+  get attemptTimeoutSeconds() {
+    return positiveInteger('ATTEMPT_TIMEOUT_SECONDS', 900);
+  },
+  /** Attempts an invocation may make before it fails. */
+  get maxAttempts() {
+    return positiveInteger('MAX_ATTEMPTS', 3);
+  },
   /** Models `GET /models` offers. */
   get modelCatalogue(): CatalogueModel[] {
     return parseModelCatalogue(process.env.MODEL_CATALOGUE || DEFAULT_MODEL_CATALOGUE);

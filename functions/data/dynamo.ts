@@ -60,7 +60,10 @@ export async function probeTable(signal: AbortSignal): Promise<void> {
 }
 
 /** Every item of a partition whose sort key starts with a prefix, in sort key order. */
-export async function queryPrefix(key: { pk: string; skPrefix: string }): Promise<Record<string, unknown>[]> {
+export async function queryPrefix(
+  key: { pk: string; skPrefix: string },
+  options: { consistent?: boolean } = {},
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -70,6 +73,7 @@ export async function queryPrefix(key: { pk: string; skPrefix: string }): Promis
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.skPrefix },
         ExclusiveStartKey: startKey,
+        ConsistentRead: options.consistent,
       }),
     );
     items.push(...(page.Items ?? []));

@@ -1,0 +1,90 @@
+/** Attempts of an invocation: each run of the harness, with its own outcome and usage. */
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '#core/config';
+import { dynamo, isConditionFailure, queryPrefix } from './dynamo';
+import type { Failure, InvocationStatus } from './invocations';
+import { keys } from './keys';
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface Attempt {
+  number: number;
+  status: InvocationStatus;
+  started_at: string;
+  ended_at?: string;
+  usage: Usage;
+  failure?: Failure;
+  /** Model calls made so far; written at every checkpoint, so a stalled attempt shows. */
+  steps: number;
+  /** The final answer of a successful attempt (the outcome turns it into the message). */
+  answer?: string;
+}
+
+/** Attempts of an invocation, oldest first, read consistently. */
+export async function listAttempts(organizationId: string, invocationKey: string): Promise<Attempt[]> {
+  const items = await queryPrefix(keys.attemptsOf(organizationId, invocationKey), { consistent: true });
+  return items.map(({ number, status, started_at, ended_at, usage, failure, steps, answer }) => ({
+    number, status, started_at, ended_at, usage, failure, steps, answer,
+  }) as Attempt);
+}
+
+/** Records a new attempt as RUNNING; false when that number exists (the task ran twice). */
+export async function putAttempt(organizationId: string, invocationKey: string, number: number, startedAt: string): Promise<boolean> {
+  const attempt: Attempt = { number, status: 'RUNNING', started_at: startedAt, usage: { input_tokens: 0, output_tokens: 0 }, steps: 0 };
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: config.tableName,
+        Item: { ...keys.attempt(organizationId, invocationKey, number), type: 'Attempt', ...attempt },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/** Stamps a running attempt's progress after a step. */
+export async function recordProgress(organizationId: string, invocationKey: string, number: number, progress: { steps: number; usage: Usage }): Promise<void> {
+  await dynamo.send(
+    new UpdateCommand({
+      TableName: config.tableName,
+      Key: keys.attempt(organizationId, invocationKey, number),
+      UpdateExpression: 'SET steps = :steps, usage = :usage',
+      ConditionExpression: '#status = :running',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':steps': progress.steps, ':usage': progress.usage, ':running': 'RUNNING' },
+    }),
+  );
+}
+
+/** Ends a running attempt; false when it had already ended. */
+export async function endAttempt(
+  organizationId: string,
+  invocationKey: string,
+  number: number,
+  outcome: { status: 'SUCCEEDED'; answer: string; ended_at: string } | { status: 'FAILED'; failure: Failure; ended_at: string },
+): Promise<boolean> {
+  const detail = outcome.status === 'SUCCEEDED' ? { field: 'answer', value: outcome.answer } : { field: 'failure', value: outcome.failure };
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: keys.attempt(organizationId, invocationKey, number),
+        UpdateExpression: `SET #status = :status, ended_at = :ended, ${detail.field} = :detail`,
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': outcome.status, ':ended': outcome.ended_at, ':detail': detail.value, ':running': 'RUNNING' },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
