@@ -79,6 +79,10 @@ export const config = {
   get maxAttempts() {
     return positiveInteger('MAX_ATTEMPTS', 3);
   },
+  /** How long spans (and their payloads) are kept after the invocation started. */
+  get spanRetentionSeconds() {
+    return positiveInteger('SPAN_RETENTION_SECONDS', 90 * 24 * 60 * 60);
+  },
   /** Models `GET /models` offers. */
   get modelCatalogue(): CatalogueModel[] {
     return parseModelCatalogue(process.env.MODEL_CATALOGUE || DEFAULT_MODEL_CATALOGUE);

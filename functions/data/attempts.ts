@@ -55,9 +55,9 @@ export async function recordProgress(organizationId: string, invocationKey: stri
     new UpdateCommand({
       TableName: config.tableName,
       Key: keys.attempt(organizationId, invocationKey, number),
-      UpdateExpression: 'SET steps = :steps, usage = :usage',
+      UpdateExpression: 'SET steps = :steps, #usage = :usage',
       ConditionExpression: '#status = :running',
-      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
       ExpressionAttributeValues: { ':steps': progress.steps, ':usage': progress.usage, ':running': 'RUNNING' },
     }),
   );

@@ -1,5 +1,5 @@
-/** The span payload bucket. */
-import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
+/** The bucket of span payloads and attempt checkpoints (both expire with the lifecycle rule). */
+import { GetObjectCommand, HeadBucketCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { config } from '#core/config';
 
 export const s3 = new S3Client({});
@@ -7,4 +7,33 @@ export const s3 = new S3Client({});
 /** Resolves when the bucket answers; rejects with the reason otherwise. */
 export async function probeBucket(signal: AbortSignal): Promise<void> {
   await s3.send(new HeadBucketCommand({ Bucket: config.payloadBucket }), { abortSignal: signal });
+}
+
+// Invocation keys are client-chosen: encode them so any key makes a plain object key.
+const segment = (value: string) => encodeURIComponent(value);
+
+/** Where one payload of a span lives. */
+export function payloadKey(organizationId: string, invocationKey: string, spanId: string, part: 'input' | 'output'): string {
+  return `payloads/${segment(organizationId)}/${segment(invocationKey)}/${spanId}/${part}.json`;
+}
+
+/** Where an attempt's checkpoint lives. */
+export function checkpointKey(organizationId: string, invocationKey: string, attempt: number): string {
+  return `checkpoints/${segment(organizationId)}/${segment(invocationKey)}/att-${attempt}.json`;
+}
+
+/** Stores a JSON document. */
+export async function putJson(key: string, body: string): Promise<void> {
+  await s3.send(new PutObjectCommand({ Bucket: config.payloadBucket, Key: key, Body: body, ContentType: 'application/json' }));
+}
+
+/** A stored JSON document's text, or undefined when there is none. */
+export async function getJson(key: string): Promise<string | undefined> {
+  try {
+    const object = await s3.send(new GetObjectCommand({ Bucket: config.payloadBucket, Key: key }));
+    return await object.Body!.transformToString('utf8');
+  } catch (error) {
+    if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
+    throw error;
+  }
 }

@@ -5,6 +5,7 @@
 import {
   CreateSecretCommand,
   DeleteSecretCommand,
+  GetSecretValueCommand,
   PutSecretValueCommand,
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
@@ -43,4 +44,11 @@ export async function deleteSecretValue(organizationId: string, name: string): P
   } catch (error) {
     if (!(error instanceof Error && error.name === 'ResourceNotFoundException')) throw error;
   }
+}
+
+/** A secret's value, read only inside a run (never by an HTTP route). */
+export async function readSecretValue(organizationId: string, name: string): Promise<string> {
+  const { SecretString } = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId(organizationId, name) }));
+  if (SecretString === undefined) throw new Error(`secret ${name} has no string value`);
+  return SecretString;
 }
