@@ -23,7 +23,7 @@ export class AttemptsExhaustedError extends Error {
 }
 
 // Errors whose next attempt cannot do better: the configuration or the session decides.
-const FINAL_ERRORS = new Set(['MaxStepsError', 'InvocationEndedError', 'AttemptsExhaustedError']);
+const FINAL_ERRORS = new Set(['MaxStepsError', 'ProviderRejectedError', 'InvocationEndedError', 'AttemptsExhaustedError']);
 
 /** The failure class of a task error and whether another attempt may help. */
 export function classify(error: TaskError): { failure: Failure; retry: boolean } {
