@@ -11,7 +11,9 @@ export type Access =
   | 'payloads:read'
   | 'payloads:write'
   | 'secrets:read'
-  | 'secrets:write';
+  | 'secrets:write'
+  | 'workflow:start'
+  | 'workflow:stop';
 
 /**
  * Who may call a route: `none` (public), `principal` (a user bearer token or an
@@ -51,6 +53,9 @@ export const routes = [
   { method: 'GET', path: '/secrets/{name}', handler: 'get-secret', auth: 'principal', access: authenticated },
   { method: 'PUT', path: '/secrets/{name}', handler: 'update-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
   { method: 'DELETE', path: '/secrets/{name}', handler: 'delete-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+  // Waits are served in slices (WAIT_SLICE_SECONDS) below API Gateway's ~29 s.
+  { method: 'POST', path: '/sessions/{id}', handler: 'run-session', auth: 'principal', access: [...authenticated, 'workflow:start'], timeoutSeconds: 30 },
+  { method: 'GET', path: '/sessions/{id}', handler: 'get-session', auth: 'principal', access: authenticated },
 ] as const satisfies readonly Route[];
 
 type Routes = (typeof routes)[number];

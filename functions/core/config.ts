@@ -83,6 +83,17 @@ export const config = {
   get spanRetentionSeconds() {
     return positiveInteger('SPAN_RETENTION_SECONDS', 90 * 24 * 60 * 60);
   },
+  /** The invocation state machine. */
+  get stateMachineArn() {
+    return required('STATE_MACHINE_ARN');
+  },
+  /**
+   * The longest a run request waits in one HTTP answer; past it the answer is 504 and
+   * clients re-attach (API Gateway answers within ~29 s). Unset: the whole wait.
+   */
+  get waitSliceSeconds(): number | undefined {
+    return process.env.WAIT_SLICE_SECONDS ? positiveInteger('WAIT_SLICE_SECONDS', 25) : undefined;
+  },
   /** Models `GET /models` offers. */
   get modelCatalogue(): CatalogueModel[] {
     return parseModelCatalogue(process.env.MODEL_CATALOGUE || DEFAULT_MODEL_CATALOGUE);

@@ -65,8 +65,9 @@ export async function runAttemptSlice(
   const secrets = await resolveSecrets(organizationId, referencedSecrets(agent));
   const redactor = createRedactor(secrets);
   const credential = agent.model.provider.credential ? resolveReferences(agent.model.provider.credential, secrets) : undefined;
-  // Each try must end well inside the attempt's silence watchdog, retries included.
-  const timeoutMs = Math.min(MODEL_TRY_TIMEOUT_MS, (config.attemptTimeoutSeconds * 1000) / 3);
+  // A try never outlives the attempt's silence watchdog: a model that hangs is the
+  // watchdog's to stop (no_progress), not something to retry inside the attempt.
+  const timeoutMs = Math.min(MODEL_TRY_TIMEOUT_MS, config.attemptTimeoutSeconds * 1000);
   const provider = createProvider(agent.model.provider, credential, { timeoutMs });
 
   const checkpoint = checkpointKey(organizationId, invocationKey, attempt.number);

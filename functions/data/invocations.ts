@@ -41,6 +41,8 @@ export interface Invocation {
   started_at: string;
   ended_at?: string;
   failure?: Failure;
+  /** The cursor of the assistant message a successful invocation produced. */
+  answer_cursor?: number;
 }
 
 export interface AuditEventInput {
@@ -214,14 +216,16 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
           Update: {
             TableName: config.tableName,
             Key: keys.invocation(organizationId, invocation.invocation_key),
-            UpdateExpression: succeeded ? 'SET #status = :status, ended_at = :now' : 'SET #status = :status, ended_at = :now, failure = :failure',
+            UpdateExpression: succeeded
+              ? 'SET #status = :status, ended_at = :now, answer_cursor = :cursor'
+              : 'SET #status = :status, ended_at = :now, failure = :failure',
             ConditionExpression: '#status = :running',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
               ':status': succeeded ? 'SUCCEEDED' : 'FAILED',
               ':running': 'RUNNING',
               ':now': endedAt,
-              ...(succeeded ? {} : { ':failure': failure }),
+              ...(succeeded ? { ':cursor': cursor } : { ':failure': failure }),
             },
           },
         },

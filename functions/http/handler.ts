@@ -37,6 +37,8 @@ export interface HttpRequest<S extends InputSchemas, A extends RouteAuth> {
   principal: PrincipalFor<A>;
   requestId: string;
   log: Logger;
+  /** Sets a header on the response, whatever it turns out to be (errors included). */
+  setHeader(name: string, value: string): void;
 }
 
 export interface HttpReply {
@@ -47,6 +49,8 @@ export interface HttpReply {
 
 interface State {
   requestId: string;
+  /** Headers every response of this request carries. */
+  headers: Record<string, string>;
   log: Logger;
   startedAt: number;
   principal?: Principal;
@@ -62,7 +66,7 @@ function observe(route: Route): MiddlewareObj<Event, Result, Error, ServiceConte
   const finish = (request: { context: ServiceContext; response: Result | null }) => {
     const { state } = request.context;
     const response = request.response ?? { statusCode: 500 };
-    response.headers = { ...response.headers, 'x-request-id': state.requestId };
+    response.headers = { ...response.headers, ...state.headers, 'x-request-id': state.requestId };
     request.response = response;
     state.log.info('request', {
       status: response.statusCode,
@@ -77,6 +81,7 @@ function observe(route: Route): MiddlewareObj<Event, Result, Error, ServiceConte
       const requestId = request.event.requestContext?.requestId || request.context.awsRequestId;
       request.context.state = {
         requestId,
+        headers: {},
         startedAt: Date.now(),
         log: createLogger({ request_id: requestId, route: `${route.method} ${route.path}` }),
       };
@@ -164,7 +169,15 @@ export function defineHandler<R extends Route, S extends InputSchemas>(
     .use(validation(schemas))
     .handler(async (_event, context) => {
       const { state } = context;
-      const reply = await handle({ ...state.input!, principal: state.principal, requestId: state.requestId, log: state.log } as HttpRequest<S, R['auth']>);
+      const reply = await handle({
+        ...state.input!,
+        principal: state.principal,
+        requestId: state.requestId,
+        log: state.log,
+        setHeader: (name: string, value: string) => {
+          state.headers[name.toLowerCase()] = value;
+        },
+      } as HttpRequest<S, R['auth']>);
       return json(reply.status, reply.body, reply.headers);
     }) as unknown as HttpHandler;
 }

@@ -25,7 +25,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const logDir = await mkdtemp(join(tmpdir(), 'agent-sessions-integration-'));
   const logFile = join(logDir, 'service.log');
   // The helpers sign in as this founder, whatever the developer's own environment says.
-  const cloud = await startCloudProcess({ port: 0, dataDir: null, env: { FOUNDER_EMAILS: 'dev@localhost' }, logFile });
+  const cloud = await startCloudProcess({ port: 0, dataDir: null, env: { FOUNDER_EMAILS: 'dev@localhost', ATTEMPT_TIMEOUT_SECONDS: '6' }, logFile });
   project.provide('baseUrl', cloud.baseUrl);
   project.provide('serviceEnv', cloud.env);
   project.provide('serviceLogFile', logFile);
