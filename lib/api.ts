@@ -5,9 +5,16 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Access, Route } from '#functions/routes';
-import { bindPayloads, bindSecrets, bindTable, ServiceFunction } from './service-function';
+import { bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
+
+/**
+ * The longest a run request waits in one answer: below API Gateway's ~29 s integration
+ * limit, leaving time to accept the run before and to answer after.
+ */
+const WAIT_SLICE_SECONDS = 25;
 
 /** Properties of an {@link Api}. */
 export interface ApiProps {
@@ -17,6 +24,8 @@ export interface ApiProps {
   readonly payloads: Bucket;
   /** Secrets Manager name prefix of the organization secrets. */
   readonly secretPrefix: string;
+  /** The invocation state machine, which `workflow:*` routes start and stop. */
+  readonly stateMachine: StateMachine;
   /** Variables every route that authenticates its caller needs: token issuer and audience, beta settings. */
   readonly authenticatedEnvironment: Readonly<Record<string, string>>;
 }
@@ -72,6 +81,10 @@ export class Api extends Construct {
         description: key,
         ...(route.timeoutSeconds ? { timeout: Duration.seconds(route.timeoutSeconds) } : {}),
       });
+      // Otherwise the function dies mid-wait and the client gets a 500 instead of the slice's 504.
+      if (route.access.includes('workflow:start') && fn.timeout!.toSeconds() <= WAIT_SLICE_SECONDS) {
+        throw new Error(`${key} waits up to ${WAIT_SLICE_SECONDS} s, so its timeoutSeconds must exceed that`);
+      }
       bindAccess(fn, route.access, props);
       if (route.auth !== 'none') {
         for (const [name, value] of Object.entries(props.authenticatedEnvironment)) fn.addEnvironment(name, value);
@@ -102,6 +115,11 @@ function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiPr
     'payloads:write': () => bindPayloads(fn, props.payloads, 'write'),
     'secrets:read': () => bindSecrets(fn, props.secretPrefix, 'read'),
     'secrets:write': () => bindSecrets(fn, props.secretPrefix, 'write'),
+    'workflow:start': () => {
+      bindWorkflow(fn, props.stateMachine, 'start');
+      fn.addEnvironment('WAIT_SLICE_SECONDS', String(WAIT_SLICE_SECONDS));
+    },
+    'workflow:stop': () => bindWorkflow(fn, props.stateMachine, 'stop'),
   };
   for (const entry of access) binders[entry]();
 }

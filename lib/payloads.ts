@@ -3,7 +3,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { Construct } from 'constructs';
 
 /** Days a span payload object is kept before S3 expires it. */
-const PAYLOAD_RETENTION_DAYS = 90;
+export const PAYLOAD_RETENTION_DAYS = 90;
 
 /** Days server access logs of the payload bucket are kept. */
 const ACCESS_LOG_RETENTION_DAYS = 365;

@@ -1,10 +1,11 @@
-import { type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 
@@ -119,13 +120,14 @@ export function bindPayloads(fn: ServiceFunction, bucket: Bucket, mode: 'read' |
 }
 
 /**
- * Lets `fn` read (`read`) or create, rotate and delete (`write`) the organization secrets
- * stored under `prefix`, and tells it the prefix.
+ * Lets `fn` read values of (`read`) or create, rotate and delete (`write`) the organization
+ * secrets stored under `prefix`, and tells it the prefix.
  */
 export function bindSecrets(fn: ServiceFunction, prefix: string, mode: 'read' | 'write'): void {
+  // Readers only fetch values: whether a secret exists is answered by its table item.
   const actions =
     mode === 'read'
-      ? ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret']
+      ? ['secretsmanager:GetSecretValue']
       : [
           'secretsmanager:CreateSecret',
           'secretsmanager:PutSecretValue',
@@ -141,6 +143,42 @@ export function bindSecrets(fn: ServiceFunction, prefix: string, mode: 'read' | 
   });
 }
 
+/**
+ * Lets `fn` start executions of `stateMachine` (`start`) or stop and describe them (`stop`),
+ * and tells it the machine's ARN.
+ */
+export function bindWorkflow(fn: ServiceFunction, stateMachine: StateMachine, mode: 'start' | 'stop'): void {
+  if (mode === 'start') {
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['states:StartExecution'],
+        resources: [stateMachine.stateMachineArn],
+      }),
+    );
+  } else {
+    // Executions are named per invocation at run time, so only a pattern can name them.
+    const executions = Stack.of(fn).formatArn({
+      service: 'states',
+      resource: 'execution',
+      resourceName: `${stateMachine.stateMachineName}:*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['states:StopExecution', 'states:DescribeExecution'],
+        resources: [executions],
+      }),
+    );
+    Validations.of(fn.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${logicalId(stateMachine)}.Name>:*]`,
+      reason: 'Execution names derive from invocation keys at run time; the wildcard covers only executions of the invocation state machine.',
+    });
+  }
+  fn.addEnvironment('STATE_MACHINE_ARN', stateMachine.stateMachineArn);
+}
+
 /** ARN pattern of every secret whose name starts with `prefix`. */
 function secretsArn(scope: Construct, prefix: string): string {
   const stack = Stack.of(scope);
@@ -148,6 +186,6 @@ function secretsArn(scope: Construct, prefix: string): string {
 }
 
 /** The CloudFormation logical id of an L2 construct's resource, as cdk-nag names it in findings. */
-function logicalId(construct: Construct): string {
+export function logicalId(construct: Construct): string {
   return Stack.of(construct).getLogicalId(construct.node.defaultChild as CfnElement);
 }

@@ -3,8 +3,9 @@ import type { Construct } from 'constructs';
 import { routes } from '#functions/routes';
 import { Api } from './api';
 import { Auth } from './auth';
-import { Payloads } from './payloads';
+import { PAYLOAD_RETENTION_DAYS, Payloads } from './payloads';
 import { ServiceTable } from './table';
+import { Workflow } from './workflow';
 
 /** Properties of a {@link ServiceStack}. */
 export interface ServiceStackProps extends StackProps {
@@ -18,6 +19,10 @@ export interface ServiceStackProps extends StackProps {
   readonly tableDeletionProtection: boolean;
   /** Secrets Manager name prefix of the organization secrets, owned by this deployment. */
   readonly secretPrefix: string;
+  /** Seconds one RunSteps slice may run (1..900); {@link Workflow}'s default when absent. */
+  readonly attemptTimeoutSeconds?: number;
+  /** Attempts an invocation may make before it fails; {@link Workflow}'s default when absent. */
+  readonly maxAttempts?: number;
 }
 
 const DEFAULT_STACK_NAME = 'AgentSessionService';
@@ -25,14 +30,17 @@ const DEFAULT_STACK_NAME = 'AgentSessionService';
 /** Secret names may hold letters, digits and `/_+=.@-`; the prefix must too. */
 const SECRET_PREFIX_PATTERN = /^[A-Za-z0-9/_+=.@-]+$/;
 
-/** The whole service in one stack: API and functions, table, payload bucket, user pool. */
+/** The whole service in one stack: API and functions, workflow, table, payload bucket, user pool. */
 export class ServiceStack extends Stack {
   /**
    * The stack as `cdk deploy -c name=value` describes it: `stackName`, `founderEmails`,
-   * `invocationQuota`, `modelCatalogue`, `tableDeletionProtection`, `secretPrefix`.
+   * `invocationQuota`, `modelCatalogue`, `tableDeletionProtection`, `secretPrefix`,
+   * `attemptTimeoutSeconds`, `maxAttempts`.
    */
   static fromContext(app: App): ServiceStack {
     const context = (name: string): unknown => app.node.tryGetContext(name);
+    const optionalInteger = (name: string): number | undefined =>
+      context(name) === undefined ? undefined : positiveInteger(name, context(name));
     const stackName = optionalString(context('stackName')) ?? DEFAULT_STACK_NAME;
     return new ServiceStack(app, stackName, {
       stackName,
@@ -45,6 +53,8 @@ export class ServiceStack extends Stack {
       modelCatalogue: optionalString(context('modelCatalogue')),
       tableDeletionProtection: boolean('tableDeletionProtection', context('tableDeletionProtection') ?? true),
       secretPrefix: optionalString(context('secretPrefix')) ?? `agent-sessions/${stackName}/`,
+      attemptTimeoutSeconds: optionalInteger('attemptTimeoutSeconds'),
+      maxAttempts: optionalInteger('maxAttempts'),
     });
   }
 
@@ -63,11 +73,21 @@ export class ServiceStack extends Stack {
     const { table } = new ServiceTable(this, 'Table', { deletionProtection: props.tableDeletionProtection });
     const { bucket } = new Payloads(this, 'Payloads');
     const auth = new Auth(this, 'Auth');
+    const { stateMachine } = new Workflow(this, 'Workflow', {
+      table,
+      payloads: bucket,
+      secretPrefix: props.secretPrefix,
+      attemptTimeoutSeconds: props.attemptTimeoutSeconds,
+      maxAttempts: props.maxAttempts,
+      // Span items and their payload objects expire together.
+      spanRetentionDays: PAYLOAD_RETENTION_DAYS,
+    });
     const api = new Api(this, 'Api', {
       routes,
       table,
       payloads: bucket,
       secretPrefix: props.secretPrefix,
+      stateMachine,
       authenticatedEnvironment: {
         AUTH_ISSUER: auth.issuer,
         AUTH_AUDIENCE: auth.audience,
@@ -82,6 +102,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'UserPoolClientId', { value: auth.client.userPoolClientId });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'PayloadBucketName', { value: bucket.bucketName });
+    new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: 'The invocation state machine' });
   }
 }
 

@@ -1,18 +1,19 @@
-import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AttributeType, BillingMode, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket, BucketEncryption } from 'aws-cdk-lib/aws-s3';
+import { DefinitionBody, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bindPayloads, bindSecrets, bindTable, ServiceFunction } from '../../lib/service-function';
+import { bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from '../../lib/service-function';
 import { testContext } from './synth';
 
 const ENTRY = 'functions/handlers/get-health.ts';
 
 describe('ServiceFunction bindings', () => {
-  it('grant with acknowledged wildcards only, including those of table indexes', () => {
+  it('grant with acknowledged wildcards only, including those of table indexes and executions', () => {
     // Prepare
     const app = new App({ context: testContext() });
     const stack = new Stack(app, 'Bindings');
@@ -22,12 +23,17 @@ describe('ServiceFunction bindings', () => {
     });
     table.addGlobalSecondaryIndex({ indexName: 'byOwner', partitionKey: { name: 'owner', type: AttributeType.STRING } });
     const bucket = new Bucket(stack, 'Bucket', { encryption: BucketEncryption.S3_MANAGED, enforceSSL: true });
+    const stateMachine = new StateMachine(stack, 'Machine', {
+      definitionBody: DefinitionBody.fromString(JSON.stringify({ StartAt: 'Done', States: { Done: { Type: 'Succeed' } } })),
+    });
     const fn = new ServiceFunction(stack, 'Fn', { entry: ENTRY });
 
     // Act
     bindTable(fn, table, 'read');
     bindPayloads(fn, bucket, 'write');
     bindSecrets(fn, 'agent-sessions/test/', 'read');
+    bindWorkflow(fn, stateMachine, 'start');
+    bindWorkflow(fn, stateMachine, 'stop');
 
     // Assess
     const iamFindings = new AwsSolutionsChecks()
@@ -35,8 +41,44 @@ describe('ServiceFunction bindings', () => {
       .violations.map((violation) => violation.ruleName)
       .filter((rule) => rule.startsWith('AwsSolutions-IAM'));
     expect(iamFindings).toEqual([]);
-    const [resource] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
-    expect(Object.keys(resource?.Properties.Environment.Variables).sort()).toEqual(['NODE_OPTIONS', 'PAYLOAD_BUCKET', 'SECRET_PREFIX', 'TABLE_NAME']);
+    const template = Template.fromStack(stack);
+    const [resource] = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(Object.keys(resource?.Properties.Environment.Variables).sort()).toEqual([
+      'NODE_OPTIONS',
+      'PAYLOAD_BUCKET',
+      'SECRET_PREFIX',
+      'STATE_MACHINE_ARN',
+      'TABLE_NAME',
+    ]);
+    const machineId = stack.getLogicalId(stateMachine.node.defaultChild as CfnElement);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: Match.anyValue() },
+          { Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: machineId } },
+          {
+            Effect: 'Allow',
+            Action: ['states:DescribeExecution', 'states:StopExecution'],
+            Resource: {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':states:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  ':execution:',
+                  { 'Fn::GetAtt': [machineId, 'Name'] },
+                  ':*',
+                ],
+              ],
+            },
+          },
+        ]),
+      },
+    });
   });
 });
 

@@ -41,20 +41,51 @@ const routeByHandler = (handler: string) => routes.find((route) => route.handler
 const actionsOf = (statements: Statement[]) => statements.flatMap((statement) => [statement.Action].flat());
 const has = (route: Route, prefix: string) => route.access.some((access: Access) => access.startsWith(prefix));
 
-/** The function serving `route`: its logical id and properties. */
-function functionOf(template: Template, route: Route): { id: string; properties: Record<string, any> } {
-  const found = Object.entries(template.findResources('AWS::Lambda::Function', { Properties: { Description: keyOf(route) } }));
-  expect(found, keyOf(route)).toHaveLength(1);
+/** The function described as `description` (a route key, or a workflow task's): its logical id and properties. */
+function functionBy(template: Template, description: string): { id: string; properties: Record<string, any> } {
+  const found = Object.entries(template.findResources('AWS::Lambda::Function', { Properties: { Description: description } }));
+  expect(found, description).toHaveLength(1);
   const [id, resource] = found[0]!;
   return { id, properties: resource.Properties };
 }
 
-/** Every IAM statement attached to the role of `route`'s function. */
-function statementsOf(template: Template, route: Route): Statement[] {
-  const roleId = functionOf(template, route).properties.Role['Fn::GetAtt'][0];
+/** The function serving `route`. */
+const functionOf = (template: Template, route: Route) => functionBy(template, keyOf(route));
+
+/** Every IAM statement attached to the role `roleArn` (a `Fn::GetAtt` of it) names. */
+function statementsOfRole(template: Template, roleArn: { 'Fn::GetAtt': [string, string] }): Statement[] {
+  const roleId = roleArn['Fn::GetAtt'][0];
   return Object.values(template.findResources('AWS::IAM::Policy'))
     .filter((policy) => policy.Properties.Roles.some((role: unknown) => JSON.stringify(role) === JSON.stringify({ Ref: roleId })))
     .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+}
+
+/** Every IAM statement attached to the role of `route`'s function. */
+const statementsOf = (template: Template, route: Route) => statementsOfRole(template, functionOf(template, route).properties.Role);
+
+const TASK_DESCRIPTIONS = {
+  startAttempt: 'Workflow task: open the next attempt',
+  runSteps: 'Workflow task: run agent steps of the open attempt',
+  settleAttempt: 'Workflow task: classify a failed attempt',
+  recordOutcome: "Workflow task: record the invocation's outcome",
+};
+const BOOKKEEPING_TASKS = ['startAttempt', 'settleAttempt', 'recordOutcome'] as const;
+
+/** The state machine: its logical id and properties. */
+function stateMachineOf(template: Template): { id: string; properties: Record<string, any> } {
+  const found = Object.entries(template.findResources('AWS::StepFunctions::StateMachine'));
+  expect(found).toHaveLength(1);
+  const [id, resource] = found[0]!;
+  return { id, properties: resource.Properties };
+}
+
+/** The state machine's definition, each function ARN (`Fn::GetAtt`) written as `<LogicalId>`. */
+function definitionOf(template: Template): { StartAt: string; States: Record<string, Record<string, any>> } {
+  const [, parts] = stateMachineOf(template).properties.DefinitionString['Fn::Join'] as [string, unknown[]];
+  const json = parts
+    .map((part) => (typeof part === 'string' ? part : `<${(part as { 'Fn::GetAtt': [string, 'Arn'] })['Fn::GetAtt'][0]}>`))
+    .join('');
+  return JSON.parse(json);
 }
 
 describe('ServiceStack', () => {
@@ -118,6 +149,8 @@ describe('ServiceStack', () => {
         expect(variables.includes('TABLE_NAME'), keyOf(route)).toBe(has(route, 'table:'));
         expect(variables.includes('PAYLOAD_BUCKET'), keyOf(route)).toBe(has(route, 'payloads:'));
         expect(variables.includes('SECRET_PREFIX'), keyOf(route)).toBe(has(route, 'secrets:'));
+        expect(variables.includes('STATE_MACHINE_ARN'), keyOf(route)).toBe(has(route, 'workflow:'));
+        expect(variables.includes('WAIT_SLICE_SECONDS'), keyOf(route)).toBe(route.access.includes('workflow:start'));
         for (const name of ['AUTH_ISSUER', 'AUTH_AUDIENCE', 'FOUNDER_EMAILS', 'INVOCATION_QUOTA']) {
           expect(variables.includes(name), `${keyOf(route)} ${name}`).toBe(route.auth !== 'none');
         }
@@ -147,6 +180,18 @@ describe('ServiceStack', () => {
       expect(new Set(actionsOf(secrets))).toEqual(new Set(SECRETS_WRITE_ACTIONS));
     });
 
+    it('run-session may start executions of the state machine, and touch no secret', () => {
+      const route = routeByHandler('run-session');
+      const statements = statementsOf(template, route);
+      const { id: machineId } = stateMachineOf(template);
+      expect(statements).toContainEqual({ Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: machineId } });
+      expect(actionsOf(statements).filter((action) => action.startsWith('secretsmanager:') || action.startsWith('lambda:'))).toEqual([]);
+      const { properties } = functionOf(template, route);
+      expect(properties.Environment.Variables).toMatchObject({ STATE_MACHINE_ARN: { Ref: machineId }, WAIT_SLICE_SECONDS: '25' });
+      // The function outlives its wait slice, so a long wait ends in the slice's answer, not a timeout.
+      expect(properties.Timeout).toBeGreaterThan(25);
+    });
+
     it('get-whoami may touch no secret and no payload', () => {
       const actions = actionsOf(statementsOf(template, routeByHandler('get-whoami')));
       expect(actions.filter((action) => action.startsWith('secretsmanager:') || action.startsWith('s3:'))).toEqual([]);
@@ -169,6 +214,87 @@ describe('ServiceStack', () => {
         expect(actions.includes('s3:PutObject'), keyOf(route)).toBe(route.access.includes('payloads:write'));
         expect(actions.includes('secretsmanager:GetSecretValue'), keyOf(route)).toBe(route.access.includes('secrets:read'));
         expect(actions.includes('secretsmanager:CreateSecret'), keyOf(route)).toBe(route.access.includes('secrets:write'));
+        expect(actions.includes('states:StartExecution'), keyOf(route)).toBe(route.access.includes('workflow:start'));
+        expect(actions.includes('states:StopExecution'), keyOf(route)).toBe(route.access.includes('workflow:stop'));
+      }
+    });
+  });
+
+  describe('workflow', () => {
+    it('is one STANDARD state machine, traced, logging events without execution data', () => {
+      const { properties } = stateMachineOf(template);
+      expect(properties.StateMachineType).toBe('STANDARD');
+      expect(properties.TracingConfiguration).toEqual({ Enabled: true });
+      expect(properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+    });
+
+    it('runs the shared definition with each task on its own function and timeout', () => {
+      const definition = definitionOf(template);
+      const tasks = Object.fromEntries(
+        Object.entries(definition.States).filter(([, state]) => state.Type === 'Task'),
+      );
+      expect(definition.StartAt).toBe('StartAttempt');
+      expect(Object.keys(tasks).sort()).toEqual(['RecordOutcome', 'RunSteps', 'SettleAttempt', 'StartAttempt']);
+      const expected = {
+        StartAttempt: [TASK_DESCRIPTIONS.startAttempt, 60],
+        RunSteps: [TASK_DESCRIPTIONS.runSteps, 900],
+        SettleAttempt: [TASK_DESCRIPTIONS.settleAttempt, 60],
+        RecordOutcome: [TASK_DESCRIPTIONS.recordOutcome, 60],
+      } as const;
+      for (const [name, [description, timeout]] of Object.entries(expected)) {
+        expect(tasks[name]!.Resource, name).toBe('arn:aws:states:::lambda:invoke');
+        expect(tasks[name]!.Parameters.FunctionName, name).toBe(`<${functionBy(template, description).id}>`);
+        expect(tasks[name]!.TimeoutSeconds, name).toBe(timeout);
+      }
+    });
+
+    it('may invoke exactly its four task functions (and their versions)', () => {
+      const statements = statementsOfRole(template, stateMachineOf(template).properties.RoleArn);
+      const invoke = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('lambda:')));
+      expect(actionsOf(invoke)).toEqual(['lambda:InvokeFunction']);
+      const arns = Object.values(TASK_DESCRIPTIONS).map((description) => ({ 'Fn::GetAtt': [functionBy(template, description).id, 'Arn'] }));
+      const expected = [...arns, ...arns.map((arn) => ({ 'Fn::Join': ['', [arn, ':*']] }))];
+      const resources = invoke.flatMap((statement) => [statement.Resource].flat());
+      expect(new Set(resources.map((resource) => JSON.stringify(resource)))).toEqual(new Set(expected.map((arn) => JSON.stringify(arn))));
+    });
+
+    it('lets run-steps read secret values below the prefix only, and read and write payloads', () => {
+      const { properties } = functionBy(template, TASK_DESCRIPTIONS.runSteps);
+      const statements = statementsOfRole(template, properties.Role);
+      const secrets = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('secretsmanager:')));
+      expect(secrets).toEqual([{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: SECRETS_ARN }]);
+      const [bucketId] = Object.keys(template.findResources('AWS::S3::Bucket', { Properties: { LoggingConfiguration: Match.anyValue() } }));
+      const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] };
+      const objectActions = actionsOf(statements.filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(objects)));
+      expect(objectActions).toEqual(expect.arrayContaining(['s3:GetObject', 's3:PutObject']));
+      expect(actionsOf(statements).filter((action) => action.startsWith('s3:') || action.startsWith('secretsmanager:')).sort()).toEqual(
+        ['s3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject', 'secretsmanager:GetSecretValue'],
+      );
+      expect(properties.Timeout).toBe(900);
+      expect(properties.MemorySize).toBeGreaterThanOrEqual(1024);
+      expect(properties.Environment.Variables).toMatchObject({
+        ATTEMPT_TIMEOUT_SECONDS: '900',
+        MAX_ATTEMPTS: '3',
+        SPAN_RETENTION_SECONDS: String(90 * 24 * 60 * 60),
+        PAYLOAD_BUCKET: { Ref: bucketId },
+        SECRET_PREFIX: 'agent-sessions/AgentSessionService/',
+        TABLE_NAME: { Ref: Object.keys(template.findResources('AWS::DynamoDB::Table'))[0] },
+      });
+    });
+
+    it('keeps the bookkeeping tasks to the table', () => {
+      for (const task of BOOKKEEPING_TASKS) {
+        const { properties } = functionBy(template, TASK_DESCRIPTIONS[task]);
+        const actions = actionsOf(statementsOfRole(template, properties.Role));
+        expect(actions, task).toContain('dynamodb:PutItem');
+        expect(actions.filter((action) => /^(s3|secretsmanager|states|lambda):/.test(action)), task).toEqual([]);
+        expect(properties.Timeout, task).toBe(60);
+        expect(Object.keys(properties.Environment.Variables).sort(), task).toEqual([
+          'ATTEMPT_TIMEOUT_SECONDS',
+          'MAX_ATTEMPTS',
+          'NODE_OPTIONS',
+          'TABLE_NAME',
+        ]);
       }
     });
   });
@@ -251,7 +377,7 @@ describe('ServiceStack', () => {
   });
 
   it('outputs what a client and an operator need', () => {
-    for (const name of ['ApiUrl', 'UserPoolId', 'UserPoolClientId', 'TableName', 'PayloadBucketName']) {
+    for (const name of ['ApiUrl', 'UserPoolId', 'UserPoolClientId', 'TableName', 'PayloadBucketName', 'StateMachineArn']) {
       template.hasOutput(name, {});
     }
   });
@@ -290,5 +416,26 @@ describe('ServiceStack context', () => {
   it('rejects a quota that is not a positive integer and a prefix Secrets Manager cannot hold', () => {
     expect(() => synthesize({ invocationQuota: '0' })).toThrow(/invocationQuota/);
     expect(() => synthesize({ secretPrefix: 'has space/' })).toThrow(/secretPrefix/);
+  });
+
+  it('takes the attempt timeout and the attempt count from the context', () => {
+    const { template } = synthesize({ attemptTimeoutSeconds: '120', maxAttempts: '5' });
+    expect(definitionOf(template).States.RunSteps!.TimeoutSeconds).toBe(120);
+    const runSteps = functionBy(template, TASK_DESCRIPTIONS.runSteps).properties;
+    // The function ends with its task, so a timed-out slice cannot run on beside the next attempt.
+    expect(runSteps.Timeout).toBe(120);
+    for (const description of Object.values(TASK_DESCRIPTIONS)) {
+      expect(functionBy(template, description).properties.Environment.Variables).toMatchObject({
+        ATTEMPT_TIMEOUT_SECONDS: '120',
+        MAX_ATTEMPTS: '5',
+      });
+    }
+  });
+
+  it('rejects an attempt timeout a Lambda function cannot hold and an attempt count out of range', () => {
+    expect(() => synthesize({ attemptTimeoutSeconds: '901' })).toThrow(/attemptTimeoutSeconds/);
+    expect(() => synthesize({ attemptTimeoutSeconds: '0' })).toThrow(/attemptTimeoutSeconds/);
+    expect(() => synthesize({ maxAttempts: '0' })).toThrow(/maxAttempts/);
+    expect(() => synthesize({ maxAttempts: '11' })).toThrow(/maxAttempts/);
   });
 });

@@ -1,0 +1,136 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, type WorkflowFunctions } from '#functions/workflow/definition';
+import { bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
+
+/** Properties of a {@link Workflow}. */
+export interface WorkflowProps {
+  readonly table: Table;
+  readonly payloads: Bucket;
+  /** Secrets Manager name prefix of the organization secrets. */
+  readonly secretPrefix: string;
+  /**
+   * Seconds one RunSteps slice may run before the attempt counts as stuck; at most 900,
+   * since a slice is one Lambda invocation.
+   * @default 900
+   */
+  readonly attemptTimeoutSeconds?: number;
+  /**
+   * Attempts an invocation may make before it fails.
+   * @default 3
+   */
+  readonly maxAttempts?: number;
+  /**
+   * Days spans are kept after their invocation started.
+   * @default 90
+   */
+  readonly spanRetentionDays?: number;
+}
+
+/** The longest a Lambda function may run, and so the longest one RunSteps slice. */
+const MAX_ATTEMPT_TIMEOUT_SECONDS = 900;
+
+// Each attempt repeats the agent's model calls at the organization's cost; past a few,
+// a failing invocation needs a person, not another try.
+const MAX_ATTEMPTS_LIMIT = 10;
+
+/**
+ * The invocation state machine (`functions/workflow/definition.ts`, the same ASL the local
+ * cloud runs) and its four task functions.
+ */
+export class Workflow extends Construct {
+  readonly stateMachine: StateMachine;
+
+  constructor(scope: Construct, id: string, props: WorkflowProps) {
+    super(scope, id);
+    const attemptTimeoutSeconds = integerIn('attemptTimeoutSeconds', props.attemptTimeoutSeconds ?? 900, 1, MAX_ATTEMPT_TIMEOUT_SECONDS);
+    const maxAttempts = integerIn('maxAttempts', props.maxAttempts ?? 3, 1, MAX_ATTEMPTS_LIMIT);
+    const spanRetentionDays = integerIn('spanRetentionDays', props.spanRetentionDays ?? 90, 1);
+
+    const bookkeeping = (id: string, name: string, description: string): ServiceFunction => {
+      const fn = new ServiceFunction(this, id, {
+        entry: `functions/workflow/${name}.ts`,
+        description,
+        timeout: Duration.seconds(BOOKKEEPING_TIMEOUT_SECONDS),
+      });
+      bindTable(fn, props.table, 'read');
+      bindTable(fn, props.table, 'write');
+      return fn;
+    };
+    const startAttempt = bookkeeping('StartAttempt', 'start-attempt', 'Workflow task: open the next attempt');
+    const settleAttempt = bookkeeping('SettleAttempt', 'settle-attempt', 'Workflow task: classify a failed attempt');
+    const recordOutcome = bookkeeping('RecordOutcome', 'record-outcome', "Workflow task: record the invocation's outcome");
+
+    const runSteps = new ServiceFunction(this, 'RunSteps', {
+      entry: 'functions/workflow/run-steps.ts',
+      description: 'Workflow task: run agent steps of the open attempt',
+      // Equal to the task's timeout: the function budgets its slice from its own remaining
+      // time, so it checkpoints before Step Functions gives up on it, and it cannot outlive
+      // the attempt and run beside the next one.
+      timeout: Duration.seconds(attemptTimeoutSeconds),
+    });
+    bindTable(runSteps, props.table, 'read');
+    bindTable(runSteps, props.table, 'write');
+    bindPayloads(runSteps, props.payloads, 'read');
+    bindPayloads(runSteps, props.payloads, 'write');
+    bindSecrets(runSteps, props.secretPrefix, 'read');
+    runSteps.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
+
+    const tasks = [startAttempt, runSteps, settleAttempt, recordOutcome];
+    for (const fn of tasks) {
+      fn.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
+      fn.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
+    }
+
+    const functions: WorkflowFunctions = {
+      startAttempt: startAttempt.functionArn,
+      runSteps: runSteps.functionArn,
+      settleAttempt: settleAttempt.functionArn,
+      recordOutcome: recordOutcome.functionArn,
+    };
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineType: StateMachineType.STANDARD,
+      // toJsonString, not JSON.stringify: the function ARNs are tokens that must resolve in place.
+      definitionBody: DefinitionBody.fromString(Stack.of(this).toJsonString(invocationStateMachine(functions, attemptTimeoutSeconds))),
+      logs: {
+        destination: new LogGroup(this, 'Logs', { retention: RetentionDays.THREE_MONTHS }),
+        level: LogLevel.ALL,
+        // State inputs and outputs may carry prompts and errors quoting them; the events suffice.
+        includeExecutionData: false,
+      },
+      tracingEnabled: true,
+    });
+    this.stateMachine.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['lambda:InvokeFunction'],
+        resources: tasks.flatMap((fn) => [fn.functionArn, `${fn.functionArn}:*`]),
+      }),
+    );
+
+    const role = this.stateMachine.role;
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Log delivery (logs:*LogDelivery*, resource policies) and X-Ray tracing support no resource-level permissions.',
+    });
+    for (const fn of tasks) {
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${logicalId(fn)}.Arn>:*]`,
+        reason: 'Lets the state machine invoke versions and aliases of its own task function, and nothing else.',
+      });
+    }
+  }
+}
+
+function integerIn(name: string, value: number, min: number, max = Infinity): number {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    const range = max === Infinity ? `of at least ${min}` : `from ${min} to ${max}`;
+    throw new Error(`${name} must be an integer ${range}, got ${value}`);
+  }
+  return value;
+}
