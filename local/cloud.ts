@@ -1,13 +1,16 @@
 /**
  * The local cloud: the API Gateway stand-in in this process, DynamoDB Local, s3rver and
- * the AWS JSON endpoint (Secrets Manager) beside it, and the local sign-in. It sets the
- * service's environment in `process.env` before any handler module is imported, so the
- * service code runs unchanged, its SDK clients pointed at the emulators.
+ * the AWS JSON endpoint (Secrets Manager, Step Functions) beside it, and the local
+ * sign-in. It sets the service's environment in `process.env` before any handler module
+ * is imported, so the service code runs unchanged, its SDK clients pointed at the
+ * emulators. The invocation state machine's task functions run in child processes that
+ * inherit that environment.
  */
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
+import { invocationStateMachine } from '#functions/workflow/definition';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
 import { startAwsJsonServer } from './aws-json';
 import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
@@ -16,6 +19,7 @@ import { startGateway } from './gateway';
 import { startS3 } from './s3';
 import { createSecretsManager } from './secrets-manager';
 import { createSignIn, LOCAL_AUDIENCE } from './sign-in';
+import { createStepFunctions, stateMachineArn, type StepFunctions } from './step-functions';
 
 export interface LocalCloudOptions {
   /** Default 127.0.0.1. */
@@ -38,6 +42,8 @@ export interface LocalCloud {
   /** Stops everything and flushes state; safe to call twice. */
   stop(): Promise<void>;
 }
+
+const INVOCATION_STATE_MACHINE = 'agent-sessions-invocation';
 
 // Variables that could point an SDK client at a real account or away from the emulators.
 const REMOVED_VARIABLES = ['AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS'];
@@ -123,9 +129,25 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
     AUTH_AUDIENCE: LOCAL_AUDIENCE,
     FOUNDER_EMAILS: process.env.FOUNDER_EMAILS ?? 'dev@localhost',
     INVOCATION_QUOTA: process.env.INVOCATION_QUOTA ?? '1000',
+    STATE_MACHINE_ARN: stateMachineArn(INVOCATION_STATE_MACHINE),
+    ATTEMPT_TIMEOUT_SECONDS: process.env.ATTEMPT_TIMEOUT_SECONDS ?? '900',
+    MAX_ATTEMPTS: process.env.MAX_ATTEMPTS ?? '3',
     ...(process.env.MODEL_CATALOGUE ? { MODEL_CATALOGUE: process.env.MODEL_CATALOGUE } : {}),
     ...overrides,
   };
+}
+
+/** The invocation state machine, its tasks dispatched to the `functions/workflow` modules. */
+function invocationMachine(env: Record<string, string>) {
+  const attemptTimeoutSeconds = Number(env.ATTEMPT_TIMEOUT_SECONDS);
+  if (!Number.isInteger(attemptTimeoutSeconds) || attemptTimeoutSeconds < 1) {
+    throw new LocalCloudError(`ATTEMPT_TIMEOUT_SECONDS must be a whole number of seconds, at least 1 (got ${env.ATTEMPT_TIMEOUT_SECONDS})`);
+  }
+  const definition = invocationStateMachine(
+    { startAttempt: 'start-attempt', runSteps: 'run-steps', settleAttempt: 'settle-attempt', recordOutcome: 'record-outcome' },
+    attemptTimeoutSeconds,
+  );
+  return { name: INVOCATION_STATE_MACHINE, definition };
 }
 
 function valueOf<T>(result: PromiseSettledResult<T>): T {
@@ -171,6 +193,15 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     baseUrl = baseUrlFor(host, gateway.address.port);
     const env = staticEnv(`${baseUrl}/local`, options.env ?? {});
     applyEnv(env);
+    const stateMachines = [invocationMachine(env)];
+
+    let stepFunctions: StepFunctions | undefined;
+    const awsJsonServices = Promise.all([
+      createSecretsManager({ file: dataDir ? join(dataDir, 'secrets.json') : null }),
+      createStepFunctions({ file: dataDir ? join(dataDir, 'step-functions.json') : null, stateMachines }).then(
+        (created) => (stepFunctions = created),
+      ),
+    ]);
 
     const [dynamodbResult, s3Result, awsJsonResult, signInResult] = await Promise.allSettled([
       startDynamoDb({ dataDir }).then(async (started) => {
@@ -186,15 +217,18 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
         }
       }),
       startS3({ dataDir, bucket: env.PAYLOAD_BUCKET! }),
-      createSecretsManager({ file: dataDir ? join(dataDir, 'secrets.json') : null }).then((secretsmanager) =>
-        startAwsJsonServer({ secretsmanager }),
-      ),
+      awsJsonServices.then(([secretsmanager, AWSStepFunctions]) => startAwsJsonServer({ secretsmanager, AWSStepFunctions })),
       signIn.loaded,
     ]);
     cleanups.push(async () => {
       await Promise.all(
         [dynamodbResult, s3Result, awsJsonResult].map((result) => (result.status === 'fulfilled' ? result.value.stop() : undefined)),
       );
+    });
+    // Task functions are stopped before the emulators they use, so none of them sees an
+    // emulator vanish and records a failure: their executions resume at the next start.
+    cleanups.push(async () => {
+      await stepFunctions?.stop();
     });
     cleanups.push(gateway.stop);
     const dynamodb = valueOf(dynamodbResult);
@@ -209,11 +243,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
         AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
         AWS_ENDPOINT_URL_S3: s3.endpoint,
         AWS_ENDPOINT_URL_SECRETS_MANAGER: awsJson.endpoint,
+        AWS_ENDPOINT_URL_SFN: awsJson.endpoint,
       },
       options.env,
     );
     applyEnv(env);
     release();
+    // Only now: interrupted executions' tasks need the whole cloud, and start-up must not wait for them.
+    stepFunctions!.activate();
 
     let stopping: Promise<void> | undefined;
     return { baseUrl, env, dataDir, stop: () => (stopping ??= stopAll()) };
