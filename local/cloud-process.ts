@@ -17,8 +17,13 @@ export interface CloudProcessOptions extends LocalCloudOptions {
 /** What the child reports over IPC once it has started, or failed to. */
 export type CloudProcessMessage = { started: Pick<LocalCloud, 'baseUrl' | 'env' | 'dataDir'> } | { failed: string };
 
+export interface CloudProcess extends LocalCloud {
+  /** Kills the service process outright, as a crash would; its children must follow on their own. */
+  crash(): Promise<void>;
+}
+
 /** Starts the local cloud in a child process; resolves once it is ready. */
-export async function startCloudProcess(options: CloudProcessOptions): Promise<LocalCloud> {
+export async function startCloudProcess(options: CloudProcessOptions): Promise<CloudProcess> {
   const { logFile, ...cloudOptions } = options;
   const log = openSync(logFile, 'a');
   const child = spawnChild(
@@ -41,5 +46,12 @@ export async function startCloudProcess(options: CloudProcessOptions): Promise<L
 
   let stopping: Promise<void> | undefined;
   // Stopping flushes state and stops the emulators; SIGKILL only if that hangs.
-  return { ...message.started, stop: () => (stopping ??= child.stop(15_000)) };
+  return {
+    ...message.started,
+    stop: () => (stopping ??= child.stop(15_000)),
+    crash: async () => {
+      child.process.kill('SIGKILL');
+      await child.exited;
+    },
+  };
 }

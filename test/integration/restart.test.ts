@@ -1,0 +1,85 @@
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCloudProcess, type CloudProcess } from '#local/cloud-process';
+import { answer, hang, startFakeOpenAI, type FakeOpenAIServer } from '../fakes/openai-server';
+
+// A service of its own on a data dir of its own: killed mid-run like a crashed machine,
+// then started again on the same data.
+let dir: string;
+let model: FakeOpenAIServer;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'agent-sessions-restart-'));
+  model = await startFakeOpenAI();
+});
+
+afterAll(async () => {
+  await model.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function start(): Promise<CloudProcess> {
+  return startCloudProcess({
+    port: 0,
+    dataDir: join(dir, 'data'),
+    env: { FOUNDER_EMAILS: 'dev@localhost', ATTEMPT_TIMEOUT_SECONDS: '60' },
+    logFile: join(dir, 'service.log'),
+  });
+}
+
+async function call(cloud: CloudProcess, method: string, path: string, init: { token?: string; body?: string; key?: string } = {}) {
+  const res = await fetch(`${cloud.baseUrl}${path}`, {
+    method,
+    headers: {
+      'content-type': 'application/json',
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+      ...(init.key ? { 'idempotency-key': init.key } : {}),
+    },
+    body: init.body,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function signIn(cloud: CloudProcess): Promise<string> {
+  return (await call(cloud, 'POST', '/local/sign-in', { body: JSON.stringify({ email: 'dev@localhost' }) })).body.token;
+}
+
+/** Whether any process still has the data dir open on its command line (the JVM holds its files). */
+async function anyProcessUsing(path: string): Promise<boolean> {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    if ((await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).includes(path)) return true;
+  }
+  return false;
+}
+
+describe('a restart of the local service mid-run', () => {
+  it('leaves no invocation running and no session locked: the run continues', async () => {
+    let cloud = await start();
+    const body = JSON.stringify({ user_prompt: 'Survive a crash', agent_name: 'a', agent: { model: { name: 'm', provider: { name: 'openai', url: model.url } } } });
+    model.enqueue(hang());
+    const accepted = await call(cloud, 'POST', '/sessions/crashy?wait_timeout_seconds=0', { token: await signIn(cloud), body, key: 'crash-key' });
+    expect(accepted.status).toBe(202);
+    for (let i = 0; i < 200 && model.requests.length === 0; i++) await sleep(50);
+    expect(model.requests).toHaveLength(1);
+
+    await cloud.crash();
+    for (let i = 0; i < 300 && (await anyProcessUsing(join(dir, 'data'))); i++) await sleep(100);
+    model.enqueue(answer('Back again'));
+    cloud = await start();
+    try {
+      const token = await signIn(cloud);
+      const attached = await call(cloud, 'POST', '/sessions/crashy?wait_timeout_seconds=60', { token, body, key: 'crash-key' });
+
+      expect(attached.status).toBe(200);
+      expect(attached.body.message.content).toBe('Back again');
+      expect(attached.body.session).toMatchObject({ state: 'IDLE', invocation_count: 1 });
+      expect(model.requests).toHaveLength(2);
+    } finally {
+      await cloud.stop();
+    }
+  }, 120_000);
+});
