@@ -40,7 +40,7 @@ async function call(cloud: CloudProcess, method: string, path: string, init: { t
     },
     body: init.body,
   });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as any };
 }
 
 async function signIn(cloud: CloudProcess): Promise<string> {
