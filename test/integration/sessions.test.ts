@@ -156,6 +156,31 @@ describe('POST /sessions/{id}', () => {
     ]);
   });
 
+  it('turns 20 simultaneous identical requests into one invocation and one model run', async () => {
+    const { token } = await newOrganization();
+    model.enqueue(delay(300, answer('Once for everyone')));
+    const before = model.requests.length;
+    const rawBody = JSON.stringify(body('Everyone at once'));
+
+    const answers = await Promise.all(Array.from({ length: 20 }, () => run(token, 'crowd', { key: 'same', rawBody })));
+
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(new Set(answers.map((a) => a.body.message.content))).toEqual(new Set(['Once for everyone']));
+    expect(model.requests.length - before).toBe(1);
+  });
+
+  it('runs exactly one of 20 simultaneous keys on one session; the others get 423', async () => {
+    const { token } = await newOrganization();
+    model.enqueue(delay(300, answer('The one that ran')));
+    const before = model.requests.length;
+
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => run(token, 'contended', { key: `key-${i}` })));
+
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([200, ...Array(19).fill(423)]);
+    expect(model.requests.length - before).toBe(1);
+  });
+
   it.each([
     ['a wait above 1800', { wait: 1801 }, 'wait_timeout_seconds'],
     ['a bad session id', { session: 'x' }, 'id'],
