@@ -3,13 +3,15 @@
  * Figures vary with the machine; compare ratios, not absolute times.
  */
 import { startLocalCloud } from '#local/cloud';
+import { benchInvocations } from './invocations';
 import { benchWhoami } from './whoami';
 
-process.env.LOG_LEVEL ??= 'warn';
+process.env.LOG_LEVEL ??= 'error';
 const cloud = await startLocalCloud({ port: 0, dataDir: null });
 try {
   console.log(`local cloud at ${cloud.baseUrl} (node ${process.version}, ${process.platform}/${process.arch})`);
   await benchWhoami(cloud);
+  await benchInvocations(cloud);
 } finally {
   await cloud.stop();
 }
