@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Aws, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -96,7 +96,7 @@ export class Workflow extends Construct {
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       // toJsonString, not JSON.stringify: the function ARNs are tokens that must resolve in place.
-      definitionBody: DefinitionBody.fromString(Stack.of(this).toJsonString(invocationStateMachine(functions, attemptTimeoutSeconds))),
+      definitionBody: DefinitionBody.fromString(Stack.of(this).toJsonString(invocationStateMachine(functions, attemptTimeoutSeconds, Aws.PARTITION))),
       logs: {
         destination: new LogGroup(this, 'Logs', { retention: RetentionDays.THREE_MONTHS }),
         level: LogLevel.ALL,

@@ -43,10 +43,10 @@ const lambdaRetry = [
   },
 ];
 
-function task(functionName: string, timeoutSeconds: number, next: string, extra: Record<string, unknown> = {}) {
+function task(partition: string, functionName: string, timeoutSeconds: number, next: string, extra: Record<string, unknown> = {}) {
   return {
     Type: 'Task',
-    Resource: 'arn:aws:states:::lambda:invoke',
+    Resource: `arn:${partition}:states:::lambda:invoke`,
     Parameters: { FunctionName: functionName, 'Payload.$': '$' },
     // Keep the execution state to the invocation's ids plus this task's verdict.
     ResultSelector: { 'step.$': '$.Payload' },
@@ -62,16 +62,17 @@ function task(functionName: string, timeoutSeconds: number, next: string, extra:
 /** Seconds a bookkeeping task (start, settle, record) may take. */
 export const BOOKKEEPING_TIMEOUT_SECONDS = 60;
 
-/** The state machine for one invocation. */
-export function invocationStateMachine(functions: WorkflowFunctions, attemptTimeoutSeconds: number) {
+/** The state machine for one invocation; `partition` is `aws` but for China or GovCloud regions. */
+export function invocationStateMachine(functions: WorkflowFunctions, attemptTimeoutSeconds: number, partition = 'aws') {
+  const lambdaTask = (...args: Parameters<typeof task> extends [string, ...infer Rest] ? Rest : never) => task(partition, ...args);
   return {
     Comment: 'One invocation of a session: attempts until one succeeds or MAX_ATTEMPTS have failed.',
     StartAt: 'StartAttempt',
     States: {
-      StartAttempt: task(functions.startAttempt, BOOKKEEPING_TIMEOUT_SECONDS, 'RunSteps', {
+      StartAttempt: lambdaTask(functions.startAttempt, BOOKKEEPING_TIMEOUT_SECONDS, 'RunSteps', {
         Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RecordOutcome' }],
       }),
-      RunSteps: task(functions.runSteps, attemptTimeoutSeconds, 'Continue?', {
+      RunSteps: lambdaTask(functions.runSteps, attemptTimeoutSeconds, 'Continue?', {
         Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'SettleAttempt' }],
       }),
       'Continue?': {
@@ -79,7 +80,7 @@ export function invocationStateMachine(functions: WorkflowFunctions, attemptTime
         Choices: [{ Variable: '$.result.step.state', StringEquals: 'continue', Next: 'RunSteps' }],
         Default: 'RecordOutcome',
       },
-      SettleAttempt: task(functions.settleAttempt, BOOKKEEPING_TIMEOUT_SECONDS, 'Retry?', {
+      SettleAttempt: lambdaTask(functions.settleAttempt, BOOKKEEPING_TIMEOUT_SECONDS, 'Retry?', {
         Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RecordOutcome' }],
       }),
       'Retry?': {
@@ -87,7 +88,7 @@ export function invocationStateMachine(functions: WorkflowFunctions, attemptTime
         Choices: [{ Variable: '$.result.step.retry', BooleanEquals: true, Next: 'StartAttempt' }],
         Default: 'RecordOutcome',
       },
-      RecordOutcome: task(functions.recordOutcome, BOOKKEEPING_TIMEOUT_SECONDS, 'Done'),
+      RecordOutcome: lambdaTask(functions.recordOutcome, BOOKKEEPING_TIMEOUT_SECONDS, 'Done'),
       Done: { Type: 'Succeed' },
     },
   };
