@@ -13,7 +13,9 @@ export type Access =
   | 'secrets:read'
   | 'secrets:write'
   | 'workflow:start'
-  | 'workflow:stop';
+  | 'workflow:stop'
+  /** Signs and verifies list cursors with the deployment's cursor key. */
+  | 'cursors';
 
 /**
  * Who may call a route: `none` (public), `principal` (a user bearer token or an
@@ -53,9 +55,16 @@ export const routes = [
   { method: 'GET', path: '/secrets/{name}', handler: 'get-secret', auth: 'principal', access: authenticated },
   { method: 'PUT', path: '/secrets/{name}', handler: 'update-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
   { method: 'DELETE', path: '/secrets/{name}', handler: 'delete-secret', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+  { method: 'GET', path: '/sessions', handler: 'list-sessions', auth: 'principal', access: [...authenticated, 'cursors'] },
+  { method: 'GET', path: '/sessions/{id}/audit', handler: 'get-audit', auth: 'principal', access: [...authenticated, 'cursors'] },
+  // Deleting stops a running execution and removes the invocations' payloads and checkpoints.
+  { method: 'DELETE', path: '/sessions/{id}', handler: 'delete-session', auth: 'principal', access: [...authenticated, 'payloads:write', 'workflow:stop'], timeoutSeconds: 30 },
   // Waits are served in slices (WAIT_SLICE_SECONDS) below API Gateway's ~29 s.
   { method: 'POST', path: '/sessions/{id}', handler: 'run-session', auth: 'principal', access: [...authenticated, 'workflow:start'], timeoutSeconds: 30 },
   { method: 'GET', path: '/sessions/{id}', handler: 'get-session', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/agents', handler: 'list-agents', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/agents/{name}', handler: 'get-agent', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/agents/{name}/revisions/{revision}', handler: 'get-revision', auth: 'principal', access: authenticated },
 ] as const satisfies readonly Route[];
 
 type Routes = (typeof routes)[number];

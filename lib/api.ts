@@ -5,10 +5,11 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Access, Route } from '#functions/routes';
-import { bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
+import { bindCursorKey, bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
 
 /**
  * The longest a run request waits in one answer: below API Gateway's ~29 s integration
@@ -26,6 +27,8 @@ export interface ApiProps {
   readonly secretPrefix: string;
   /** The invocation state machine, which `workflow:*` routes start and stop. */
   readonly stateMachine: StateMachine;
+  /** The key list cursors are signed with, which `cursors` routes read. */
+  readonly cursorKey: ISecret;
   /** Variables every route that authenticates its caller needs: token issuer and audience, beta settings. */
   readonly authenticatedEnvironment: Readonly<Record<string, string>>;
 }
@@ -120,6 +123,7 @@ function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiPr
       fn.addEnvironment('WAIT_SLICE_SECONDS', String(WAIT_SLICE_SECONDS));
     },
     'workflow:stop': () => bindWorkflow(fn, props.stateMachine, 'stop'),
+    cursors: () => bindCursorKey(fn, props.cursorKey),
   };
   for (const entry of access) binders[entry]();
 }

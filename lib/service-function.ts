@@ -5,6 +5,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -93,7 +94,7 @@ export function bindTable(fn: ServiceFunction, table: Table, mode: 'read' | 'wri
   });
 }
 
-/** Lets `fn` read (`read`) or write and delete (`write`) payload objects and tells it the bucket's name. */
+/** Lets `fn` read (`read`) or write, list and delete (`write`) payload objects and tells it the bucket's name. */
 export function bindPayloads(fn: ServiceFunction, bucket: Bucket, mode: 'read' | 'write'): void {
   if (mode === 'read') {
     fn.addToRolePolicy(
@@ -110,6 +111,10 @@ export function bindPayloads(fn: ServiceFunction, bucket: Bucket, mode: 'read' |
         actions: ['s3:PutObject', 's3:DeleteObject'],
         resources: [bucket.arnForObjects('*')],
       }),
+    );
+    // Deleting an invocation's objects lists them by prefix first.
+    fn.addToRolePolicy(
+      new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
     );
   }
   fn.addEnvironment('PAYLOAD_BUCKET', bucket.bucketName);
@@ -177,6 +182,14 @@ export function bindWorkflow(fn: ServiceFunction, stateMachine: StateMachine, mo
     });
   }
   fn.addEnvironment('STATE_MACHINE_ARN', stateMachine.stateMachineArn);
+}
+
+/** Lets `fn` read the deployment's cursor signing key, that one secret only, and tells it the secret. */
+export function bindCursorKey(fn: ServiceFunction, cursorKey: ISecret): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['secretsmanager:GetSecretValue'], resources: [cursorKey.secretArn] }),
+  );
+  fn.addEnvironment('CURSOR_KEY_SECRET_ID', cursorKey.secretArn);
 }
 
 /** ARN pattern of every secret whose name starts with `prefix`. */

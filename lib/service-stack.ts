@@ -1,4 +1,5 @@
-import { Annotations, type App, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, type App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { routes } from '#functions/routes';
 import { Api } from './api';
@@ -82,8 +83,18 @@ export class ServiceStack extends Stack {
       // Span items and their payload objects expire together.
       spanRetentionDays: PAYLOAD_RETENTION_DAYS,
     });
+    // One key per deployment signs every list cursor; only `cursors` routes may read it.
+    const cursorKey = new Secret(this, 'CursorKey', {
+      description: 'Agent Session Service: the key list cursors are signed with',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    Validations.of(cursorKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The cursor key is not rotated automatically: rotating it only invalidates the cursors clients hold, which an operator may do by hand.',
+    });
     const api = new Api(this, 'Api', {
       routes,
+      cursorKey,
       table,
       payloads: bucket,
       secretPrefix: props.secretPrefix,

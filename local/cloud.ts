@@ -6,13 +6,14 @@
  * emulators. The invocation state machine's task functions run in child processes that
  * inherit that environment.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
 import { invocationStateMachine } from '#functions/workflow/definition';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
-import { startAwsJsonServer } from './aws-json';
+import { AwsServiceError, startAwsJsonServer, type AwsJsonService } from './aws-json';
 import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
 import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
@@ -44,6 +45,18 @@ export interface LocalCloud {
 }
 
 const INVOCATION_STATE_MACHINE = 'agent-sessions-invocation';
+
+/** The Secrets Manager secret holding the key list cursors are signed with (outside the organizations' prefix). */
+const CURSOR_KEY_SECRET = 'agent-sessions-cursor-key';
+
+/** Creates the cursor key once; a persisted one is kept, so cursors survive a restart. */
+async function ensureCursorKey(secretsManager: AwsJsonService): Promise<void> {
+  try {
+    await secretsManager.operations.CreateSecret!({ Name: CURSOR_KEY_SECRET, SecretString: randomBytes(32).toString('base64url') });
+  } catch (error) {
+    if (!(error instanceof AwsServiceError && error.name === 'ResourceExistsException')) throw error;
+  }
+}
 
 // Variables that could point an SDK client at a real account or away from the emulators.
 const REMOVED_VARIABLES = ['AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS'];
@@ -125,6 +138,7 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
     TABLE_NAME: 'agent-sessions',
     PAYLOAD_BUCKET: 'agent-sessions-payloads',
     SECRET_PREFIX: 'agent-sessions/',
+    CURSOR_KEY_SECRET_ID: CURSOR_KEY_SECRET,
     AUTH_ISSUER: issuer,
     AUTH_AUDIENCE: LOCAL_AUDIENCE,
     FOUNDER_EMAILS: process.env.FOUNDER_EMAILS ?? 'dev@localhost',
@@ -197,7 +211,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
 
     let stepFunctions: StepFunctions | undefined;
     const awsJsonServices = Promise.all([
-      createSecretsManager({ file: dataDir ? join(dataDir, 'secrets.json') : null }),
+      createSecretsManager({ file: dataDir ? join(dataDir, 'secrets.json') : null }).then(async (created) => {
+        await ensureCursorKey(created);
+        return created;
+      }),
       createStepFunctions({ file: dataDir ? join(dataDir, 'step-functions.json') : null, stateMachines }).then(
         (created) => (stepFunctions = created),
       ),

@@ -53,3 +53,27 @@ export const Message = z.object({
 export const RunSessionResponse = z.object({ session: Session, message: Message.optional() });
 
 export const GetSessionResponse = z.object({ session: Session, messages: z.array(Message), next_cursor: z.string().optional() });
+
+/** A signed cursor from a previous page's `next_cursor`. */
+const SignedCursor = z.string().min(1).max(2048);
+
+export const ListSessionsQuery = z.object({
+  after: SignedCursor.optional(),
+  limit: digits('limit').pipe(z.int().min(1).max(1000)).default(100),
+});
+
+export const ListSessionsResponse = z.object({ sessions: z.array(Session), next_cursor: z.string().optional() });
+
+export const GetAuditQuery = ListSessionsQuery;
+
+export const AuditEvent = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  invocation_key: z.string(),
+  type: z.enum(['agent_invocation', 'llm_call', 'tool_result', 'memory_written', 'run_succeeded', 'run_failed']),
+  payload: z.record(z.string(), z.unknown()),
+  event_time: Timestamp,
+  agent_revision: z.string(),
+});
+
+export const GetAuditResponse = z.object({ events: z.array(AuditEvent), next_cursor: z.string().optional() });

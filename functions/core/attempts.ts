@@ -90,7 +90,8 @@ export async function settleFailedAttempt(organizationId: string, invocationKey:
   return retry && invocation?.status === 'RUNNING' && attempts.length < config.maxAttempts;
 }
 
-function totalUsage(attempts: Attempt[]): Usage {
+/** The usage of all attempts together. */
+export function totalUsage(attempts: Attempt[]): Usage {
   return attempts.reduce(
     (sum, attempt) => ({ input_tokens: sum.input_tokens + attempt.usage.input_tokens, output_tokens: sum.output_tokens + attempt.usage.output_tokens }),
     { input_tokens: 0, output_tokens: 0 },

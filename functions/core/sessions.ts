@@ -1,15 +1,30 @@
 /**
- * Running and reading sessions: what POST and GET /sessions/{id} do between the HTTP kit
- * and the data layer.
+ * Running, reading, listing and deleting sessions: what the /sessions routes do between
+ * the HTTP kit and the data layer.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '#contracts/agent';
 import { isProviderAvailable } from '#functions/agent/providers/index';
-import { getInvocation, getSession, type Invocation, type Session } from '#data/invocations';
+import { endAttempt, listAttempts } from '#data/attempts';
+import { listAuditEvents } from '#data/audit';
+import {
+  deleteInvocationRecords,
+  deleteSessionRecords,
+  getInvocation,
+  getSession,
+  listSessionInvocationKeys,
+  listSessions,
+  recordOutcome,
+  type Failure,
+  type Invocation,
+  type Session,
+} from '#data/invocations';
 import { getMessage, listMessages, type Message } from '#data/messages';
-import { startExecution } from '#data/workflow';
-import { finishInvocation } from './attempts';
+import { deleteInvocationObjects } from '#data/payloads';
+import { startExecution, stopExecution } from '#data/workflow';
+import { finishInvocation, totalUsage } from './attempts';
 import { config } from './config';
+import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError } from './errors';
 import { acceptRun, type RunRequest } from './runs';
 
@@ -42,13 +57,14 @@ export type RunAnswer =
 
 // Polling the invocation item: quick at first (short runs), then calmer.
 const POLL_START_MS = 50;
-const POLL_MAX_MS = 1_000;
+const POLL_MAX_MS = 250;
 
 async function waitForOutcome(organizationId: string, invocationKey: string, waitMs: number): Promise<Invocation | undefined> {
   const deadline = Date.now() + waitMs;
   for (let pause = POLL_START_MS; ; pause = Math.min(pause * 2, POLL_MAX_MS)) {
     const invocation = await getInvocation(organizationId, invocationKey);
-    if (invocation && invocation.status !== 'RUNNING') return invocation;
+    // Gone means its session was deleted meanwhile.
+    if (!invocation || invocation.status !== 'RUNNING') return invocation;
     const left = deadline - Date.now();
     if (left <= 0) return invocation;
     await sleep(Math.min(pause, left));
@@ -63,16 +79,16 @@ export async function runSession(request: RunRequest, waitSeconds: number): Prom
   if (invocation.status === 'RUNNING') {
     // A re-attach starts it too: the first request may have died between accepting and starting.
     try {
-      await startExecution(organizationId, invocationKey);
+      await startExecution(organizationId, invocation);
     } catch (error) {
       await finishInvocation(organizationId, invocationKey, { Error: error instanceof Error ? error.name : 'Error' });
       throw error;
     }
   }
   const slice = config.waitSliceSeconds ?? Infinity;
-  const waited = waitSeconds > 0 ? await waitForOutcome(organizationId, invocationKey, Math.min(waitSeconds, slice) * 1000) : invocation;
-  const current = waited ?? invocation;
-  const session = (await getSession(organizationId, request.sessionId))!;
+  const current = waitSeconds > 0 ? await waitForOutcome(organizationId, invocationKey, Math.min(waitSeconds, slice) * 1000) : invocation;
+  const session = await getSession(organizationId, request.sessionId);
+  if (!current || !session) throw new NotFoundError(`session ${request.sessionId} was deleted while its run was waited for`);
   if (current.status === 'SUCCEEDED') {
     const message = current.answer_cursor ? await getMessage(organizationId, request.sessionId, current.answer_cursor) : undefined;
     return { outcome: 'succeeded', session, invocation: current, message };
@@ -92,4 +108,68 @@ export async function readSession(organizationId: string, sessionId: string, aft
     messages,
     ...(more && last ? { next_cursor: String(last.cursor) } : {}),
   };
+}
+
+/** A page of the organization's sessions, newest `updated_at` first. */
+export async function readSessions(organizationId: string, after: string | undefined, limit: number) {
+  const position = after ? await verify(after, { organizationId, kind: 'sessions' }) : undefined;
+  const { sessions, next } = await listSessions(
+    organizationId,
+    limit,
+    position && { listed: String(position.listed), id: String(position.id) },
+  );
+  return {
+    sessions: sessions.map(sessionView),
+    ...(next ? { next_cursor: await sign({ organizationId, kind: 'sessions', ...next }) } : {}),
+  };
+}
+
+/** A page of a session's audit log in event time order; its cursors are bound to the session too. */
+export async function readAudit(organizationId: string, sessionId: string, after: string | undefined, limit: number) {
+  const position = after ? await verify(after, { organizationId, kind: 'audit' }) : undefined;
+  if (position && position.sessionId !== sessionId) throw new InvalidInputError('invalid pagination cursor');
+  if (!(await getSession(organizationId, sessionId))) throw new NotFoundError(`session ${sessionId} not found`);
+  const { events, nextSk } = await listAuditEvents(organizationId, sessionId, position && String(position.sk), limit);
+  return {
+    events,
+    ...(nextSk ? { next_cursor: await sign({ organizationId, kind: 'audit', sessionId, sk: nextSk }) } : {}),
+  };
+}
+
+const DELETED: Failure = { kind: 'interrupted', message: 'the session was deleted' };
+
+/**
+ * Ends a running invocation because its session is being deleted: stops its execution,
+ * then records it FAILED (interrupted). Every later task of the execution finds it ended
+ * (or gone) and does nothing; the outcome's session update needs the session's lock, so
+ * nothing recreates the session.
+ */
+async function interrupt(organizationId: string, sessionId: string, invocationKey: string): Promise<void> {
+  const invocation = await getInvocation(organizationId, invocationKey);
+  if (invocation?.status !== 'RUNNING') return;
+  await stopExecution(organizationId, invocation, DELETED.message);
+  const now = new Date().toISOString();
+  const attempts = await listAttempts(organizationId, invocationKey);
+  for (const attempt of attempts.filter((a) => a.status === 'RUNNING')) {
+    await endAttempt(organizationId, invocationKey, attempt.number, { status: 'FAILED', failure: DELETED, ended_at: now });
+  }
+  const session = await getSession(organizationId, sessionId);
+  if (!session) return;
+  await recordOutcome({ organizationId, invocation, endedAt: now, session, usage: totalUsage(attempts), failure: DELETED });
+}
+
+/**
+ * Deletes a session with its messages, audit log, invocations (attempts, spans) and their
+ * payloads and checkpoints. The session item goes last, so a delete that fails midway can
+ * be repeated. Its invocation keys are free again afterwards.
+ */
+export async function deleteSession(organizationId: string, sessionId: string): Promise<void> {
+  const session = await getSession(organizationId, sessionId);
+  if (!session) throw new NotFoundError(`session ${sessionId} not found`);
+  if (session.current_invocation_key) await interrupt(organizationId, sessionId, session.current_invocation_key);
+  for (const invocationKey of await listSessionInvocationKeys(organizationId, sessionId)) {
+    await deleteInvocationObjects(organizationId, invocationKey);
+    await deleteInvocationRecords(organizationId, invocationKey);
+  }
+  await deleteSessionRecords(organizationId, sessionId);
 }

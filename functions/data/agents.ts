@@ -2,7 +2,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AgentConfig } from '#contracts/agent';
 import { config } from '#core/config';
-import { cancellationReasons, dynamo, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 
 export interface Revision {
@@ -10,6 +10,30 @@ export interface Revision {
   created_at: string;
   config: AgentConfig;
 }
+
+export interface AgentSummary {
+  name: string;
+  revision_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Agent extends AgentSummary {
+  current_revision: string;
+}
+
+const toRevision = (item: Record<string, unknown>): Revision => ({
+  revision: item.revision as string,
+  created_at: item.created_at as string,
+  config: item.config as AgentConfig,
+});
+
+const toSummary = (item: Record<string, unknown>): AgentSummary => ({
+  name: item.name as string,
+  revision_count: item.revision_count as number,
+  created_at: item.created_at as string,
+  updated_at: item.updated_at as string,
+});
 
 /**
  * Records that a configuration ran under a name. The first run of a configuration creates
@@ -55,6 +79,23 @@ export async function getRevision(organizationId: string, name: string, revision
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.revision(organizationId, name, revision) }),
   );
-  if (!Item) return undefined;
-  return { revision: Item.revision, created_at: Item.created_at, config: Item.config };
+  return Item && toRevision(Item);
+}
+
+/** Agent names of an organization, in sort key (code point) order of the name. */
+export async function listAgents(organizationId: string): Promise<AgentSummary[]> {
+  return (await queryPrefix(keys.agentsOf(organizationId))).map(toSummary);
+}
+
+/** One agent name with its current revision, read strongly consistent. */
+export async function getAgent(organizationId: string, name: string): Promise<Agent | undefined> {
+  const { Item } = await dynamo.send(
+    new GetCommand({ TableName: config.tableName, Key: keys.agent(organizationId, name), ConsistentRead: true }),
+  );
+  return Item && { ...toSummary(Item), current_revision: Item.current_revision };
+}
+
+/** Every revision of an agent name with its configuration, read strongly consistent, by revision id (not time). */
+export async function listRevisions(organizationId: string, name: string): Promise<Revision[]> {
+  return (await queryPrefix(keys.revisionsOf(organizationId, name), { consistent: true })).map(toRevision);
 }

@@ -3,10 +3,10 @@
  * transaction each, so the idempotency record, the session lock, the quota, the messages
  * and the audit log never disagree.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { newId } from '#core/ids';
-import { cancellationReasons, dynamo, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 
 export type InvocationStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
@@ -71,6 +71,12 @@ export function auditItem(organizationId: string, invocation: Pick<Invocation, '
   };
 }
 
+/** The gsi1 attributes of a session updated at `updatedAt`, as expression values. */
+function listing(organizationId: string, updatedAt: string, sessionId: string) {
+  const { gsi1pk, gsi1sk } = keys.sessionListing(organizationId, updatedAt, sessionId);
+  return { ':listing': gsi1pk, ':listed': gsi1sk };
+}
+
 /** A session, read consistently (its lock decides whether a run may start). */
 export async function getSession(organizationId: string, sessionId: string): Promise<Session | undefined> {
   const { Item } = await dynamo.send(
@@ -123,7 +129,7 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
             UpdateExpression:
               'SET #type = :type, id = :id, #state = :running, current_invocation_key = :key, invocation_count = :position, ' +
               'message_count = :cursor, updated_at = :now, created_at = if_not_exists(created_at, :now), ' +
-              'agent_name = :name, agent_revision = :revision',
+              'agent_name = :name, agent_revision = :revision, gsi1pk = :listing, gsi1sk = :listed',
             ConditionExpression: seen
               ? '#state = :idle AND invocation_count = :seenCount AND message_count = :seenMessages'
               : 'attribute_not_exists(pk)',
@@ -138,6 +144,7 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
               ':now': now,
               ':name': invocation.agent_name,
               ':revision': invocation.agent_revision,
+              ...listing(organizationId, now, invocation.session_id),
               ...(seen ? { ':idle': 'IDLE', ':seenCount': seen.invocation_count, ':seenMessages': seen.message_count } : {}),
             },
           },
@@ -162,6 +169,16 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
               role: 'user',
               content: input.userPrompt,
               created_at: now,
+            },
+          },
+        },
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: {
+              ...keys.invocationRef(organizationId, invocation.session_id, invocation.session_position),
+              type: 'InvocationRef',
+              invocation_key: invocation.invocation_key,
             },
           },
         },
@@ -233,7 +250,7 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
           Update: {
             TableName: config.tableName,
             Key: keys.session(organizationId, invocation.session_id),
-            UpdateExpression: `SET #state = :idle, updated_at = :now${succeeded ? ', message_count = :cursor' : ''} REMOVE current_invocation_key`,
+            UpdateExpression: `SET #state = :idle, updated_at = :now, gsi1sk = :listed${succeeded ? ', message_count = :cursor' : ''} REMOVE current_invocation_key`,
             ConditionExpression: 'current_invocation_key = :key AND message_count = :seenMessages',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
@@ -241,6 +258,7 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
               ':now': endedAt,
               ':key': invocation.invocation_key,
               ':seenMessages': session.message_count,
+              ':listed': listing(organizationId, endedAt, invocation.session_id)[':listed'],
               ...(succeeded ? { ':cursor': cursor } : {}),
             },
           },
@@ -279,4 +297,90 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
     if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') return false;
     throw error;
   }
+}
+
+/** Where a page of the sessions list starts: the gsi1 sort key of the last session seen. */
+export interface SessionsPosition {
+  listed: string;
+  id: string;
+}
+
+/** Up to `limit` sessions of an organization, newest `updated_at` first, and where the next page starts. */
+export async function listSessions(
+  organizationId: string,
+  limit: number,
+  after: SessionsPosition | undefined,
+): Promise<{ sessions: Session[]; next?: SessionsPosition }> {
+  const { index, gsi1pk } = keys.sessionsOf(organizationId);
+  const sessions: Session[] = [];
+  let startKey: Record<string, unknown> | undefined = after
+    ? { ...keys.session(organizationId, after.id), gsi1pk, gsi1sk: after.listed }
+    : undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: config.tableName,
+        IndexName: index,
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': gsi1pk },
+        ScanIndexForward: false,
+        // One extra tells whether another page exists.
+        Limit: limit + 1 - sessions.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    sessions.push(...((page.Items ?? []) as (Session & { gsi1sk: string })[]));
+    startKey = page.LastEvaluatedKey;
+  } while (startKey && sessions.length <= limit);
+  const shown = sessions.slice(0, limit) as (Session & { gsi1sk: string })[];
+  const last = shown.at(-1);
+  return { sessions: shown, ...(sessions.length > limit && last ? { next: { listed: last.gsi1sk, id: last.id } } : {}) };
+}
+
+/** Keys of every invocation a session has accepted, oldest first (from its references). */
+export async function listSessionInvocationKeys(organizationId: string, sessionId: string): Promise<string[]> {
+  const refs = await queryPrefix(keys.invocationRefsOf(organizationId, sessionId), { consistent: true });
+  return refs.map((ref) => ref.invocation_key as string);
+}
+
+// BatchWriteItem takes at most 25 requests.
+const BATCH_SIZE = 25;
+
+/** Deletes every item of a partition; DynamoDB may leave some of a batch unprocessed, which are sent again. */
+async function deletePartition(pk: string): Promise<void> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: config.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ProjectionExpression: 'pk, sk',
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    const items = page.Items ?? [];
+    for (let i = 0; i < items.length; i += BATCH_SIZE) {
+      let requests = items.slice(i, i + BATCH_SIZE).map((Key) => ({ DeleteRequest: { Key } }));
+      for (let attempt = 0; requests.length; attempt++) {
+        if (attempt) await new Promise((resolve) => setTimeout(resolve, 20 * 2 ** Math.min(attempt, 6)));
+        const { UnprocessedItems } = await dynamo.send(new BatchWriteCommand({ RequestItems: { [config.tableName]: requests } }));
+        requests = (UnprocessedItems?.[config.tableName] ?? []) as typeof requests;
+      }
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/** Deletes an invocation's record, attempts and spans. */
+export async function deleteInvocationRecords(organizationId: string, invocationKey: string): Promise<void> {
+  await deletePartition(keys.invocationContents(organizationId, invocationKey).pk);
+  await dynamo.send(new DeleteCommand({ TableName: config.tableName, Key: keys.invocation(organizationId, invocationKey) }));
+}
+
+/** Deletes a session's messages, audit events and invocation references, then the session itself. */
+export async function deleteSessionRecords(organizationId: string, sessionId: string): Promise<void> {
+  await deletePartition(keys.sessionContents(organizationId, sessionId).pk);
+  await dynamo.send(new DeleteCommand({ TableName: config.tableName, Key: keys.session(organizationId, sessionId) }));
 }

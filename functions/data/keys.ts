@@ -41,6 +41,28 @@ export const keys = {
 
   /** A session of an organization: state, lock (current invocation), counters. */
   session: (organizationId: string, sessionId: string): Key => ({ pk: org(organizationId), sk: `SESSION#${sessionId}` }),
+  /**
+   * A session's place in gsi1, the sessions of an organization newest `updated_at` first;
+   * written with every change of `updated_at` (acceptance and outcome).
+   */
+  sessionListing: (organizationId: string, updatedAt: string, sessionId: string) => ({
+    gsi1pk: `SESSIONS#${organizationId}`,
+    gsi1sk: `${updatedAt}#${sessionId}`,
+  }),
+  /** gsi1's partition of an organization's sessions. */
+  sessionsOf: (organizationId: string) => ({ index: 'gsi1', gsi1pk: `SESSIONS#${organizationId}` }),
+
+  /** Everything a session partition holds (messages, audit events, invocation references): what a delete removes. */
+  sessionContents: (organizationId: string, sessionId: string) => ({ pk: sessionPartition(organizationId, sessionId) }),
+  /**
+   * The invocations of a session, one reference per position, put at acceptance: how a
+   * session delete finds the invocations (keyed per organization, not per session) to remove.
+   */
+  invocationRefsOf: (organizationId: string, sessionId: string) => ({ pk: sessionPartition(organizationId, sessionId), skPrefix: 'INVREF#' }),
+  invocationRef: (organizationId: string, sessionId: string, position: number): Key => ({
+    pk: sessionPartition(organizationId, sessionId),
+    sk: `INVREF#${pad(position, 10)}`,
+  }),
 
   /** Messages of a session by cursor (zero-padded so the sort key orders numerically). */
   messagesOf: (organizationId: string, sessionId: string) => ({ pk: sessionPartition(organizationId, sessionId), skPrefix: 'MSG#' }),
@@ -56,8 +78,14 @@ export const keys = {
     sk: `AUDIT#${eventTime}#${eventId}`,
   }),
 
-  /** An invocation by its key (unique per organization): idempotency record and trace summary. */
+  /**
+   * An invocation by its key (unique per organization): idempotency record and trace summary.
+   * Deleting its session deletes it, so the key is free again (see `invocationRef`).
+   */
   invocation: (organizationId: string, invocationKey: string): Key => ({ pk: org(organizationId), sk: `INV#${invocationKey}` }),
+
+  /** Everything an invocation partition holds (attempts and spans): what a session delete removes. */
+  invocationContents: (organizationId: string, invocationKey: string) => ({ pk: invocationPartition(organizationId, invocationKey) }),
 
   /** Attempts of an invocation, by number. */
   attemptsOf: (organizationId: string, invocationKey: string) => ({ pk: invocationPartition(organizationId, invocationKey), skPrefix: 'ATT#' }),
@@ -75,6 +103,7 @@ export const keys = {
 
   /** An agent name of an organization: revision count, current revision. */
   agent: (organizationId: string, name: string): Key => ({ pk: org(organizationId), sk: `AGENT#${name}` }),
+  agentsOf: (organizationId: string) => ({ pk: org(organizationId), skPrefix: 'AGENT#' }),
   /** Revisions of an agent name, each with its configuration. */
   revisionsOf: (organizationId: string, name: string) => ({ pk: `AGENT#${organizationId}#${name}`, skPrefix: 'REV#' }),
   revision: (organizationId: string, name: string, revision: string): Key => ({

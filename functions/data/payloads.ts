@@ -1,5 +1,13 @@
 /** The bucket of span payloads and attempt checkpoints (both expire with the lifecycle rule). */
-import { GetObjectCommand, HeadBucketCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { config } from '#core/config';
 
 export const s3 = new S3Client({});
@@ -35,5 +43,22 @@ export async function getJson(key: string): Promise<string | undefined> {
   } catch (error) {
     if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
     throw error;
+  }
+}
+
+/** Deletes every payload and checkpoint of an invocation (one listing page, up to 1000 keys, per request). */
+export async function deleteInvocationObjects(organizationId: string, invocationKey: string): Promise<void> {
+  const prefixes = ['payloads', 'checkpoints'].map((root) => `${root}/${segment(organizationId)}/${segment(invocationKey)}/`);
+  for (const Prefix of prefixes) {
+    let token: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: config.payloadBucket, Prefix, ContinuationToken: token }));
+      const objects = (page.Contents ?? []).map(({ Key }) => ({ Key: Key! }));
+      if (objects.length) {
+        const { Errors } = await s3.send(new DeleteObjectsCommand({ Bucket: config.payloadBucket, Delete: { Objects: objects, Quiet: true } }));
+        if (Errors?.length) throw new Error(`could not delete ${Errors.length} objects below ${Prefix}: ${Errors[0]!.Code}`);
+      }
+      token = page.NextContinuationToken;
+    } while (token);
   }
 }

@@ -7,5 +7,6 @@ export const tableSchema = {
   sortKey: 'sk',
   /** Epoch seconds; DynamoDB deletes the item some time after (reads filter it first). */
   ttlAttribute: 'expires_at',
-  globalIndexes: [] as readonly { name: string; partitionKey: string; sortKey: string }[],
+  /** gsi1: sessions of an organization by `updated_at` (see `keys.sessionListing`). */
+  globalIndexes: [{ name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }] as readonly { name: string; partitionKey: string; sortKey: string }[],
 } as const;

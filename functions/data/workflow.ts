@@ -5,12 +5,20 @@ import { sha256 } from '#core/ids';
 
 const sfn = new SFNClient({});
 
+/** What names an invocation's execution. */
+export interface ExecutionRef {
+  invocation_key: string;
+  started_at: string;
+}
+
 /**
  * The execution name of an invocation: derived from it, so a retried start is
  * idempotent; hashed, since keys are long and free-form and names are 80 of [A-Za-z0-9_-].
+ * The acceptance time is part of it because a deleted session frees its invocation keys,
+ * and a closed execution's name cannot start again.
  */
-export function executionName(organizationId: string, invocationKey: string): string {
-  return `inv-${sha256(`${organizationId}\n${invocationKey}`).slice(0, 64)}`;
+export function executionName(organizationId: string, invocation: ExecutionRef): string {
+  return `inv-${sha256(`${organizationId}\n${invocation.invocation_key}\n${invocation.started_at}`).slice(0, 64)}`;
 }
 
 function executionArn(name: string): string {
@@ -19,13 +27,13 @@ function executionArn(name: string): string {
 }
 
 /** Starts the invocation's execution; a second start of a running or ended one changes nothing. */
-export async function startExecution(organizationId: string, invocationKey: string): Promise<void> {
+export async function startExecution(organizationId: string, invocation: ExecutionRef): Promise<void> {
   try {
     await sfn.send(
       new StartExecutionCommand({
         stateMachineArn: config.stateMachineArn,
-        name: executionName(organizationId, invocationKey),
-        input: JSON.stringify({ organization_id: organizationId, invocation_key: invocationKey }),
+        name: executionName(organizationId, invocation),
+        input: JSON.stringify({ organization_id: organizationId, invocation_key: invocation.invocation_key }),
       }),
     );
   } catch (error) {
@@ -34,11 +42,11 @@ export async function startExecution(organizationId: string, invocationKey: stri
 }
 
 /** Stops the invocation's execution if it is running. */
-export async function stopExecution(organizationId: string, invocationKey: string, cause: string): Promise<void> {
+export async function stopExecution(organizationId: string, invocation: ExecutionRef, cause: string): Promise<void> {
   try {
     await sfn.send(
       new StopExecutionCommand({
-        executionArn: executionArn(executionName(organizationId, invocationKey)),
+        executionArn: executionArn(executionName(organizationId, invocation)),
         error: 'SessionDeleted',
         cause,
       }),

@@ -79,12 +79,19 @@ function stateMachineOf(template: Template): { id: string; properties: Record<st
   return { id, properties: resource.Properties };
 }
 
-/** The state machine's definition, each function ARN (`Fn::GetAtt`) written as `<LogicalId>`. */
+/**
+ * The state machine's definition, each function ARN (`Fn::GetAtt`) written as `<LogicalId>`
+ * and the partition (`Ref: AWS::Partition`) as `aws`.
+ */
 function definitionOf(template: Template): { StartAt: string; States: Record<string, Record<string, any>> } {
   const [, parts] = stateMachineOf(template).properties.DefinitionString['Fn::Join'] as [string, unknown[]];
-  const json = parts
-    .map((part) => (typeof part === 'string' ? part : `<${(part as { 'Fn::GetAtt': [string, 'Arn'] })['Fn::GetAtt'][0]}>`))
-    .join('');
+  const render = (part: unknown) => {
+    if (typeof part === 'string') return part;
+    const token = part as { 'Fn::GetAtt'?: [string, 'Arn']; Ref?: string };
+    if (token.Ref === 'AWS::Partition') return 'aws';
+    return `<${token['Fn::GetAtt']![0]}>`;
+  };
+  const json = parts.map(render).join('');
   return JSON.parse(json);
 }
 
@@ -204,6 +211,32 @@ describe('ServiceStack', () => {
       expect(actions.filter((action) => TABLE_WRITE_ACTIONS.includes(action) || /^s3:(Put|Delete)/.test(action))).toEqual([]);
     });
 
+    it('lets exactly the cursors routes read the generated cursor key, that one secret only', () => {
+      const [secretId, secret] = Object.entries(template.findResources('AWS::SecretsManager::Secret'))[0]!;
+      expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64 });
+      for (const route of routes) {
+        const readsKey = statementsOf(template, route).some(
+          (statement) => JSON.stringify(statement.Resource) === JSON.stringify({ Ref: secretId }),
+        );
+        expect(readsKey, keyOf(route)).toBe(route.access.includes('cursors'));
+        const variables = functionOf(template, route).properties.Environment.Variables;
+        expect(variables.CURSOR_KEY_SECRET_ID, keyOf(route)).toEqual(route.access.includes('cursors') ? { Ref: secretId } : undefined);
+      }
+      const cursorRoutes = routes.filter((route) => route.access.includes('cursors'));
+      expect(cursorRoutes.length).toBeGreaterThan(0);
+      for (const route of cursorRoutes) {
+        const statement = statementsOf(template, route).find((candidate) => JSON.stringify(candidate.Resource) === JSON.stringify({ Ref: secretId }));
+        expect(statement).toEqual({ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: { Ref: secretId } });
+      }
+    });
+
+    it('lets payloads:write routes list the bucket to delete by prefix', () => {
+      for (const route of routes.filter((candidate) => candidate.access.includes('payloads:write'))) {
+        const actions = actionsOf(statementsOf(template, route));
+        expect(actions, keyOf(route)).toEqual(expect.arrayContaining(['s3:ListBucket', 's3:DeleteObject']));
+      }
+    });
+
     it('grants every function exactly the kinds of access its route lists', () => {
       for (const route of routes) {
         const actions = actionsOf(statementsOf(template, route));
@@ -212,7 +245,9 @@ describe('ServiceStack', () => {
         expect(actions.includes('dynamodb:Query'), keyOf(route)).toBe(route.access.includes('table:read'));
         expect(actions.includes('s3:GetObject'), keyOf(route)).toBe(route.access.includes('payloads:read'));
         expect(actions.includes('s3:PutObject'), keyOf(route)).toBe(route.access.includes('payloads:write'));
-        expect(actions.includes('secretsmanager:GetSecretValue'), keyOf(route)).toBe(route.access.includes('secrets:read'));
+        expect(actions.includes('secretsmanager:GetSecretValue'), keyOf(route)).toBe(
+          route.access.includes('secrets:read') || route.access.includes('cursors'),
+        );
         expect(actions.includes('secretsmanager:CreateSecret'), keyOf(route)).toBe(route.access.includes('secrets:write'));
         expect(actions.includes('states:StartExecution'), keyOf(route)).toBe(route.access.includes('workflow:start'));
         expect(actions.includes('states:StopExecution'), keyOf(route)).toBe(route.access.includes('workflow:stop'));
