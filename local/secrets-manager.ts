@@ -5,10 +5,11 @@
  * written out (atomically, mode 0600) before each change is acknowledged.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
 import { AwsServiceError, type AwsJsonService } from './aws-json';
 import { LocalCloudError } from './errors';
+import { stateFile } from './state-file';
 
 interface StoredVersion {
   id: string;
@@ -142,22 +143,7 @@ export async function createSecretsManager(options: SecretsManagerOptions): Prom
     }
   }
 
-  let writes: Promise<void> = Promise.resolve();
-  function persist(): Promise<void> {
-    const file = options.file;
-    if (!file) return Promise.resolve();
-    // Writes are chained so they land in order; each one writes the state as it is then.
-    // A failed write fails its request, not the writes after it.
-    const write = writes.then(async () => {
-      const temporary = `${file}.${process.pid}.tmp`;
-      const text = JSON.stringify({ secrets: [...secrets.values()] });
-      await writeFile(temporary, text, { mode: 0o600 });
-      await chmod(temporary, 0o600);
-      await rename(temporary, file);
-    });
-    writes = write.catch(() => undefined);
-    return write;
-  }
+  const { persist, flush } = stateFile(options.file, () => ({ secrets: [...secrets.values()] }));
 
   /** Drops secrets whose recovery window has passed, as AWS eventually does. */
   function purgeExpired(): Promise<void> {
@@ -355,6 +341,6 @@ export async function createSecretsManager(options: SecretsManagerOptions): Prom
         },
       ]),
     ),
-    flush: () => writes,
+    flush,
   };
 }

@@ -14,7 +14,7 @@
  * same input, once `activate()` is called.
  */
 import { randomUUID } from 'node:crypto';
-import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -29,6 +29,7 @@ import { AwsServiceError, type AwsJsonService } from './aws-json';
 import { spawnChild, typeScriptEntry, type ManagedChild } from './child-process';
 import { LocalCloudError } from './errors';
 import type { InvokeAnswer, InvokeMessage, LambdaError } from './lambda-runner';
+import { stateFile } from './state-file';
 
 // aws-local-stepfunctions calls Promise.withResolvers (Node 22+) when it arms a Task's
 // timeout. On Node 20 that throws, and `States.ALL` catchers swallow it: every Task fails.
@@ -430,21 +431,7 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
   const pool = createSandboxPool();
   let stopped = false;
 
-  let writes: Promise<void> = Promise.resolve();
-  function persist(): Promise<void> {
-    const file = options.file;
-    if (!file) return Promise.resolve();
-    // Chained so writes land in order, each writing the state as it is then; a failed
-    // write fails its own request, not the writes after it.
-    const write = writes.then(async () => {
-      const temporary = `${file}.${process.pid}.tmp`;
-      await writeFile(temporary, JSON.stringify({ executions: [...executions.values()] }), { mode: 0o600 });
-      await chmod(temporary, 0o600);
-      await rename(temporary, file);
-    });
-    writes = write.catch(() => undefined);
-    return write;
-  }
+  const { persist, flush } = stateFile(options.file, () => ({ executions: [...executions.values()] }));
 
   /** Stops a run from starting tasks and kills the sandboxes of the ones it is running. */
   function cancel(run: Run, reason: Error): void {
@@ -645,7 +632,7 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
 
   return {
     operations,
-    flush: () => writes,
+    flush,
     activate() {
       pool.replenish();
       for (const record of interrupted.splice(0)) if (record.status === 'RUNNING' && !runs.has(record.executionArn)) run(record);
@@ -661,7 +648,7 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
         runs.clear();
         await pool.close();
       }
-      await writes;
+      await flush();
     },
   };
 }

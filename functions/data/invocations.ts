@@ -77,6 +77,20 @@ function listing(organizationId: string, updatedAt: string, sessionId: string) {
   return { ':listing': gsi1pk, ':listed': gsi1sk };
 }
 
+/** A message item of the invocation's session. */
+function messageItem(
+  organizationId: string,
+  invocation: Pick<Invocation, 'session_id' | 'invocation_key'>,
+  message: { cursor: number; role: 'user' | 'assistant'; content: string; created_at: string },
+) {
+  return {
+    ...keys.message(organizationId, invocation.session_id, message.cursor),
+    type: 'Message',
+    invocation_key: invocation.invocation_key,
+    ...message,
+  };
+}
+
 /** A session, read consistently (its lock decides whether a run may start). */
 export async function getSession(organizationId: string, sessionId: string): Promise<Session | undefined> {
   const { Item } = await dynamo.send(
@@ -161,15 +175,7 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
         {
           Put: {
             TableName: config.tableName,
-            Item: {
-              ...keys.message(organizationId, invocation.session_id, cursor),
-              type: 'Message',
-              cursor,
-              invocation_key: invocation.invocation_key,
-              role: 'user',
-              content: input.userPrompt,
-              created_at: now,
-            },
+            Item: messageItem(organizationId, invocation, { cursor, role: 'user', content: input.userPrompt, created_at: now }),
           },
         },
         {
@@ -268,15 +274,7 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
               {
                 Put: {
                   TableName: config.tableName,
-                  Item: {
-                    ...keys.message(organizationId, invocation.session_id, cursor),
-                    type: 'Message',
-                    cursor,
-                    invocation_key: invocation.invocation_key,
-                    role: 'assistant',
-                    content: answer,
-                    created_at: endedAt,
-                  },
+                  Item: messageItem(organizationId, invocation, { cursor, role: 'assistant', content: answer!, created_at: endedAt }),
                 },
               },
             ]
