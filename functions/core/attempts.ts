@@ -5,16 +5,12 @@
 import { endAttempt, listAttempts, putAttempt, type Attempt, type Usage } from '#data/attempts';
 import { getInvocation, getSession, recordOutcome, type Failure, type FailureKind } from '#data/invocations';
 import { config } from './config';
+import { InvocationEndedError } from './errors';
 
 /** The error a task failed with, as Step Functions reports it (`$.error`). */
 export interface TaskError {
   Error?: string;
   Cause?: string;
-}
-
-/** Thrown by a task when the invocation has already ended (deleted, stopped, recorded). */
-export class InvocationEndedError extends Error {
-  override name = 'InvocationEndedError';
 }
 
 /** Thrown by StartAttempt when every allowed attempt has run. */

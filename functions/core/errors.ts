@@ -54,3 +54,8 @@ export class UnavailableError extends Error {
     super(message);
   }
 }
+
+/** The invocation ended (recorded, stopped or its session deleted) while work on it went on. */
+export class InvocationEndedError extends Error {
+  override name = 'InvocationEndedError';
+}

@@ -17,8 +17,8 @@ import { keys } from '#data/keys';
 import { checkpointKey, getJson, putJson } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
-import { InvocationEndedError } from './attempts';
 import { config } from './config';
+import { InvocationEndedError } from './errors';
 import type { Logger } from './log';
 
 const MODEL_TRY_TIMEOUT_MS = 300_000;

@@ -1,12 +1,15 @@
 /**
  * Spans as they happen: metadata in the table (readable within seconds, expiring with
  * the retention window), payloads in the bucket with their size and digest, and the
- * `llm_call`/`tool_result` audit events when a span ends.
+ * `llm_call`/`tool_result` audit events when a span ends. Every item is written only while
+ * the invocation is RUNNING: a harness still at work after its session was deleted (on AWS
+ * a stopped execution does not stop a Lambda mid-run) must not leave records behind.
  */
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
+import { InvocationEndedError } from '#core/errors';
 import { sha256 } from '#core/ids';
-import { dynamo } from './dynamo';
+import { cancellationReasons, dynamo, transactWrite } from './dynamo';
 import { auditItem, type Invocation } from './invocations';
 import { keys } from './keys';
 import { payloadKey, putJson } from './payloads';
@@ -39,16 +42,42 @@ async function storePayload(organizationId: string, invocationKey: string, spanI
   return { [`${part}_bytes`]: Buffer.byteLength(body, 'utf8'), [`${part}_sha256`]: sha256(body) };
 }
 
+type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
+
 /** A recorder of one invocation's spans; every value it receives is already redacted. */
 export function spanStore(organizationId: string, invocation: Invocation) {
   const key = invocation.invocation_key;
+  /** Writes the items in one transaction that holds only while the invocation runs. */
+  const whileRunning = async (...items: TransactItem[]) => {
+    try {
+      await transactWrite({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: config.tableName,
+              Key: keys.invocation(organizationId, key),
+              ConditionExpression: '#status = :running',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':running': 'RUNNING' },
+            },
+          },
+          ...items,
+        ],
+      });
+    } catch (error) {
+      if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') {
+        throw new InvocationEndedError(`invocation ${key} is no longer running`);
+      }
+      throw error;
+    }
+  };
   const expiresAt = Math.floor(Date.parse(invocation.started_at) / 1000) + config.spanRetentionSeconds;
   return {
     async start(span: SpanStartRecord): Promise<void> {
       const { attempt, seq } = position(span.id);
       const described = await storePayload(organizationId, key, span.id, 'input', span.input);
-      await dynamo.send(
-        new PutCommand({
+      await whileRunning({
+        Put: {
           TableName: config.tableName,
           Item: {
             ...keys.span(organizationId, key, attempt, seq),
@@ -64,34 +93,39 @@ export function spanStore(organizationId: string, invocation: Invocation) {
             ...described,
             expires_at: expiresAt,
           },
-        }),
-      );
+        },
+      });
     },
 
     async end(spanId: string, outcome: SpanEndRecord): Promise<void> {
       const { attempt, seq } = position(spanId);
       const described = await storePayload(organizationId, key, spanId, 'output', outcome.output);
       const endedAt = new Date().toISOString();
-      const { Attributes: span } = await dynamo.send(
-        new UpdateCommand({
-          TableName: config.tableName,
-          Key: keys.span(organizationId, key, attempt, seq),
-          ReturnValues: 'ALL_NEW',
-          UpdateExpression: 'SET #status = :status, ended_at = :ended, #usage = :usage, output_bytes = :bytes, output_sha256 = :sha',
-          ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
-          ExpressionAttributeValues: {
-            ':status': outcome.status,
-            ':ended': endedAt,
-            ':usage': outcome.usage,
-            ':bytes': described.output_bytes,
-            ':sha': described.output_sha256,
-          },
-        }),
+      const { Item: span } = await dynamo.send(
+        new GetCommand({ TableName: config.tableName, Key: keys.span(organizationId, key, attempt, seq), ConsistentRead: true }),
       );
-      const event = span?.span_type === 'tool_call'
+      if (!span) throw new InvocationEndedError(`span ${spanId} is gone: its invocation ended`);
+      const event = span.span_type === 'tool_call'
         ? { type: 'tool_result' as const, payload: { span_id: spanId, tool: span.name, status: outcome.status } }
-        : { type: 'llm_call' as const, payload: { span_id: spanId, model: span?.name, status: outcome.status, usage: outcome.usage } };
-      await dynamo.send(new PutCommand({ TableName: config.tableName, Item: auditItem(organizationId, invocation, event, endedAt) }));
+        : { type: 'llm_call' as const, payload: { span_id: spanId, model: span.name, status: outcome.status, usage: outcome.usage } };
+      await whileRunning(
+        {
+          Update: {
+            TableName: config.tableName,
+            Key: keys.span(organizationId, key, attempt, seq),
+            UpdateExpression: 'SET #status = :status, ended_at = :ended, #usage = :usage, output_bytes = :bytes, output_sha256 = :sha',
+            ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
+            ExpressionAttributeValues: {
+              ':status': outcome.status,
+              ':ended': endedAt,
+              ':usage': outcome.usage,
+              ':bytes': described.output_bytes,
+              ':sha': described.output_sha256,
+            },
+          },
+        },
+        { Put: { TableName: config.tableName, Item: auditItem(organizationId, invocation, event, endedAt) } },
+      );
     },
   };
 }

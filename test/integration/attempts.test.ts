@@ -4,6 +4,8 @@ import { classify, finishInvocation, settleFailedAttempt, startNextAttempt } fro
 import { acceptRun } from '#core/runs';
 import { endAttempt, listAttempts } from '#data/attempts';
 import { getInvocation, getSession } from '#data/invocations';
+import { spanStore } from '#data/spans';
+import { InvocationEndedError } from '#core/errors';
 import { queryPrefix } from '#data/dynamo';
 import { keys } from '#data/keys';
 import { newOrganization } from './support';
@@ -118,5 +120,21 @@ describe('the attempt lifecycle', () => {
     const next = await acceptRun({ organizationId, sessionId, invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: 'again' });
 
     expect(next.invocation.session_position).toBe(2);
+  });
+
+  it('records no span or audit event once the invocation has ended (a harness outliving its run)', async () => {
+    const { organizationId, sessionId, invocationKey } = await accepted();
+    await startNextAttempt(organizationId, invocationKey);
+    const spans = spanStore(organizationId, (await getInvocation(organizationId, invocationKey))!);
+    await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: {} });
+    await finishInvocation(organizationId, invocationKey, { Error: 'SessionDeleted' });
+
+    await expect(spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: {}, usage: null })).rejects.toBeInstanceOf(InvocationEndedError);
+    await expect(spans.start({ id: 'inv-1.att-1.2', type: 'model_call', name: 'm', parent_id: null, input: {} })).rejects.toBeInstanceOf(InvocationEndedError);
+
+    expect((await queryPrefix(keys.spansOf(organizationId, invocationKey), { consistent: true })).map((span) => [span.id, span.status])).toEqual([
+      ['inv-1.att-1.1', 'RUNNING'],
+    ]);
+    expect((await sessionRecords(organizationId, sessionId)).audit).toEqual(['agent_invocation', 'run_failed']);
   });
 });
