@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloudProcess, type CloudProcess } from '#local/cloud-process';
 import { answer, hang, startFakeOpenAI, type FakeOpenAIServer } from '../fakes/openai-server';
+import { request } from './support';
 
 // A service of its own on a data dir of its own: killed mid-run like a crashed machine,
 // then started again on the same data.
@@ -30,18 +31,8 @@ function start(): Promise<CloudProcess> {
   });
 }
 
-async function call(cloud: CloudProcess, method: string, path: string, init: { token?: string; body?: string; key?: string } = {}) {
-  const res = await fetch(`${cloud.baseUrl}${path}`, {
-    method,
-    headers: {
-      'content-type': 'application/json',
-      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-      ...(init.key ? { 'idempotency-key': init.key } : {}),
-    },
-    body: init.body,
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = (cloud: CloudProcess, method: string, path: string, init: { token?: string; body?: string; key?: string } = {}) =>
+  request(method, path, { base: cloud.baseUrl, token: init.token, rawBody: init.body, headers: init.key ? { 'idempotency-key': init.key } : {} });
 
 async function signIn(cloud: CloudProcess): Promise<string> {
   return (await call(cloud, 'POST', '/local/sign-in', { body: JSON.stringify({ email: 'dev@localhost' }) })).body.token;

@@ -36,6 +36,8 @@ export interface RequestOptions {
   /** Sent as is (with `content-type: application/json` unless `headers` say otherwise). */
   rawBody?: string | Buffer;
   headers?: Record<string, string>;
+  /** Another service than the shared one (a test that starts its own). */
+  base?: string;
 }
 
 export interface Response<T = any> {
@@ -59,7 +61,7 @@ export async function request<T = any>(method: string, path: string, options: Re
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   Object.assign(headers, options.headers);
 
-  const response = await fetch(`${baseUrl()}${path}`, { method, headers, body: payload });
+  const response = await fetch(`${options.base ?? baseUrl()}${path}`, { method, headers, body: payload });
   const text = await response.text();
   let body: T = null as T;
   try {

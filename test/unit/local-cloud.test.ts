@@ -77,10 +77,8 @@ describe('startLocalCloud', { timeout: 30_000 }, () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as { port: number };
-    const started = Date.now();
 
     await expect(startLocalCloud({ port, dataDir: null })).rejects.toThrow(`port ${port} is already in use; set PORT to another`);
-    expect(Date.now() - started).toBeLessThan(1000);
     blocker.close();
   });
 
