@@ -1,7 +1,5 @@
 /** The audit log of a session, read in event time order (its items are written with the events they record). */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
-import { dynamo } from './dynamo';
+import { queryPage } from './dynamo';
 import { keys } from './keys';
 
 export interface AuditEvent {
@@ -25,24 +23,15 @@ export async function listAuditEvents(
   limit: number,
 ): Promise<{ events: AuditEvent[]; nextSk?: string }> {
   const { pk, skPrefix } = keys.auditOf(organizationId, sessionId);
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined = afterSk ? { pk, sk: afterSk } : undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        // One extra tells whether another page exists.
-        Limit: limit + 1 - items.length,
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && items.length <= limit);
-  const shown = items.slice(0, limit);
-  const last = shown.at(-1);
-  return { events: shown.map(toEvent), ...(items.length > limit && last ? { nextSk: last.sk as string } : {}) };
+  const { items, more } = await queryPage(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      ConsistentRead: true,
+    },
+    limit,
+    afterSk ? { pk, sk: afterSk } : undefined,
+  );
+  const last = items.at(-1);
+  return { events: items.map(toEvent), ...(more && last ? { nextSk: last.sk as string } : {}) };
 }

@@ -5,6 +5,7 @@ import {
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
+  type QueryCommandInput,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -59,25 +60,66 @@ export async function probeTable(signal: AbortSignal): Promise<void> {
   await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.health() }), { abortSignal: signal });
 }
 
-/** Every item of a partition whose sort key starts with a prefix, in sort key order. */
-export async function queryPrefix(
-  key: { pk: string; skPrefix: string },
-  options: { consistent?: boolean } = {},
-): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
+/** A query of the table, without the paging fields the pager sets. */
+export type TableQuery = Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>;
+
+type Item = Record<string, unknown>;
+
+/**
+ * The pages of a query, each up to `pageSize(itemsSoFar)` items (unbounded when it says
+ * undefined), from `startKey` on; stops when the table has no more or the size is 0.
+ */
+async function* queryPages(
+  query: TableQuery,
+  startKey?: Item,
+  pageSize: (seen: number) => number | undefined = () => undefined,
+): AsyncGenerator<Item[]> {
+  let seen = 0;
   do {
+    const limit = pageSize(seen);
+    if (limit === 0) return;
     const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.skPrefix },
-        ExclusiveStartKey: startKey,
-        ConsistentRead: options.consistent,
-      }),
+      new QueryCommand({ ...query, TableName: config.tableName, Limit: limit, ExclusiveStartKey: startKey }),
     );
-    items.push(...(page.Items ?? []));
+    const items = page.Items ?? [];
+    seen += items.length;
+    yield items;
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+}
+
+/** Every item a query matches. */
+export async function queryAll(query: TableQuery): Promise<Item[]> {
+  const items: Item[] = [];
+  for await (const page of queryPages(query)) items.push(...page);
   return items;
+}
+
+/**
+ * Up to `limit` items of a query from `startKey` on, and whether more follow: one item
+ * beyond the limit is read to know, so a `more` page is never empty.
+ */
+export async function queryPage(query: TableQuery, limit: number, startKey?: Item): Promise<{ items: Item[]; more: boolean }> {
+  const items: Item[] = [];
+  for await (const page of queryPages(query, startKey, (seen) => limit + 1 - seen)) items.push(...page);
+  return { items: items.slice(0, limit), more: items.length > limit };
+}
+
+/** Every item of a partition whose sort key starts with a prefix, in sort key order. */
+export async function queryPrefix(key: { pk: string; skPrefix: string }, options: { consistent?: boolean } = {}): Promise<Item[]> {
+  return queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.skPrefix },
+    ConsistentRead: options.consistent,
+  });
+}
+
+/** The pages of keys of every item in a partition, read consistently (for deleting it). */
+export function partitionKeyPages(pk: string): AsyncGenerator<Item[]> {
+  return queryPages({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ProjectionExpression: 'pk, sk',
+    ConsistentRead: true,
+  });
 }

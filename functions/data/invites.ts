@@ -1,8 +1,8 @@
 /** Invites: pending memberships redeemed at the invitee's first sign-in. */
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '#core/errors';
 import type { Role } from '#core/principal';
-import { cancellationReasons, dynamo, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, queryAll, transactWrite } from './dynamo';
 import { keys } from './keys';
 import { config } from '#core/config';
 
@@ -71,17 +71,15 @@ export async function putInvite(invite: Invite, request?: InviteRequest): Promis
 /** Pending invites of an email address, oldest first. */
 export async function pendingInvites(email: string): Promise<Invite[]> {
   const { pk, skPrefix } = keys.invitesOf(email);
-  const result = await dynamo.send(
-    new QueryCommand({
-      TableName: config.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      FilterExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':pending': 'pending' },
-      ConsistentRead: true,
-    }),
-  );
-  return (result.Items ?? []).map(toInvite);
+  // Paged to the end: with a filter, a page can hold only redeemed invites.
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    FilterExpression: '#status = :pending',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':pending': 'pending' },
+    ConsistentRead: true,
+  });
+  return items.map(toInvite);
 }
 
 function toInvite(item: Record<string, unknown>): Invite {

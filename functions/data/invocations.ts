@@ -3,10 +3,10 @@
  * transaction each, so the idempotency record, the session lock, the quota, the messages
  * and the audit log never disagree.
  */
-import { BatchWriteCommand, DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { newId } from '#core/ids';
-import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 
 export type InvocationStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
@@ -310,29 +310,19 @@ export async function listSessions(
   after: SessionsPosition | undefined,
 ): Promise<{ sessions: Session[]; next?: SessionsPosition }> {
   const { index, gsi1pk } = keys.sessionsOf(organizationId);
-  const sessions: Session[] = [];
-  let startKey: Record<string, unknown> | undefined = after
-    ? { ...keys.session(organizationId, after.id), gsi1pk, gsi1sk: after.listed }
-    : undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        IndexName: index,
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': gsi1pk },
-        ScanIndexForward: false,
-        // One extra tells whether another page exists.
-        Limit: limit + 1 - sessions.length,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    sessions.push(...((page.Items ?? []) as (Session & { gsi1sk: string })[]));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && sessions.length <= limit);
-  const shown = sessions.slice(0, limit) as (Session & { gsi1sk: string })[];
-  const last = shown.at(-1);
-  return { sessions: shown, ...(sessions.length > limit && last ? { next: { listed: last.gsi1sk, id: last.id } } : {}) };
+  const { items, more } = await queryPage(
+    {
+      IndexName: index,
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': gsi1pk },
+      ScanIndexForward: false,
+    },
+    limit,
+    after ? { ...keys.session(organizationId, after.id), gsi1pk, gsi1sk: after.listed } : undefined,
+  );
+  const sessions = items as unknown as (Session & { gsi1sk: string })[];
+  const last = sessions.at(-1);
+  return { sessions, ...(more && last ? { next: { listed: last.gsi1sk, id: last.id } } : {}) };
 }
 
 /** Keys of every invocation a session has accepted, oldest first (from its references). */
@@ -346,19 +336,7 @@ const BATCH_SIZE = 25;
 
 /** Deletes every item of a partition; DynamoDB may leave some of a batch unprocessed, which are sent again. */
 async function deletePartition(pk: string): Promise<void> {
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    const items = page.Items ?? [];
+  for await (const items of partitionKeyPages(pk)) {
     for (let i = 0; i < items.length; i += BATCH_SIZE) {
       let requests = items.slice(i, i + BATCH_SIZE).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 0; requests.length; attempt++) {
@@ -367,8 +345,7 @@ async function deletePartition(pk: string): Promise<void> {
         requests = (UnprocessedItems?.[config.tableName] ?? []) as typeof requests;
       }
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
 }
 
 /** Deletes an invocation's record, attempts and spans. */

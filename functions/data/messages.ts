@@ -1,7 +1,7 @@
 /** Messages of a session, by cursor. */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
-import { dynamo } from './dynamo';
+import { dynamo, queryPage } from './dynamo';
 import { keys } from './keys';
 
 export interface Message {
@@ -31,22 +31,17 @@ export async function listMessages(
   limit: number,
 ): Promise<{ messages: Message[]; more: boolean }> {
   const { pk } = keys.messagesOf(organizationId, sessionId);
-  const messages: Message[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': pk, ':from': keys.message(organizationId, sessionId, after + 1).sk, ':to': keys.message(organizationId, sessionId, 9_999_999_999).sk },
-        // One extra tells whether another page exists.
-        Limit: limit + 1 - messages.length,
-        ExclusiveStartKey: startKey,
-        ConsistentRead: true,
-      }),
-    );
-    messages.push(...(page.Items ?? []).map(toMessage));
-    startKey = page.LastEvaluatedKey;
-  } while (startKey && messages.length <= limit);
-  return { messages: messages.slice(0, limit), more: messages.length > limit };
+  const { items, more } = await queryPage(
+    {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': pk,
+        ':from': keys.message(organizationId, sessionId, after + 1).sk,
+        ':to': keys.message(organizationId, sessionId, 9_999_999_999).sk,
+      },
+      ConsistentRead: true,
+    },
+    limit,
+  );
+  return { messages: items.map(toMessage), more };
 }

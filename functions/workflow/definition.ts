@@ -43,7 +43,12 @@ const lambdaRetry = [
   },
 ];
 
-function task(partition: string, functionName: string, timeoutSeconds: number, next: string, extra: Record<string, unknown> = {}) {
+/** A Lambda task of the invocation's ids, its verdict kept at `$.result.step`. */
+function task(
+  partition: string,
+  spec: { functionName: string; timeoutSeconds: number; next: string; catchTo?: string },
+) {
+  const { functionName, timeoutSeconds, next, catchTo } = spec;
   return {
     Type: 'Task',
     Resource: `arn:${partition}:states:::lambda:invoke`,
@@ -55,7 +60,7 @@ function task(partition: string, functionName: string, timeoutSeconds: number, n
     TimeoutSeconds: timeoutSeconds,
     Retry: lambdaRetry,
     Next: next,
-    ...extra,
+    ...(catchTo ? { Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: catchTo }] } : {}),
   };
 }
 
@@ -64,31 +69,25 @@ export const BOOKKEEPING_TIMEOUT_SECONDS = 60;
 
 /** The state machine for one invocation; `partition` is `aws` but for China or GovCloud regions. */
 export function invocationStateMachine(functions: WorkflowFunctions, attemptTimeoutSeconds: number, partition = 'aws') {
-  const lambdaTask = (...args: Parameters<typeof task> extends [string, ...infer Rest] ? Rest : never) => task(partition, ...args);
+  const bookkeeping = BOOKKEEPING_TIMEOUT_SECONDS;
   return {
     Comment: 'One invocation of a session: attempts until one succeeds or MAX_ATTEMPTS have failed.',
     StartAt: 'StartAttempt',
     States: {
-      StartAttempt: lambdaTask(functions.startAttempt, BOOKKEEPING_TIMEOUT_SECONDS, 'RunSteps', {
-        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RecordOutcome' }],
-      }),
-      RunSteps: lambdaTask(functions.runSteps, attemptTimeoutSeconds, 'Continue?', {
-        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'SettleAttempt' }],
-      }),
+      StartAttempt: task(partition, { functionName: functions.startAttempt, timeoutSeconds: bookkeeping, next: 'RunSteps', catchTo: 'RecordOutcome' }),
+      RunSteps: task(partition, { functionName: functions.runSteps, timeoutSeconds: attemptTimeoutSeconds, next: 'Continue?', catchTo: 'SettleAttempt' }),
       'Continue?': {
         Type: 'Choice',
         Choices: [{ Variable: '$.result.step.state', StringEquals: 'continue', Next: 'RunSteps' }],
         Default: 'RecordOutcome',
       },
-      SettleAttempt: lambdaTask(functions.settleAttempt, BOOKKEEPING_TIMEOUT_SECONDS, 'Retry?', {
-        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'RecordOutcome' }],
-      }),
+      SettleAttempt: task(partition, { functionName: functions.settleAttempt, timeoutSeconds: bookkeeping, next: 'Retry?', catchTo: 'RecordOutcome' }),
       'Retry?': {
         Type: 'Choice',
         Choices: [{ Variable: '$.result.step.retry', BooleanEquals: true, Next: 'StartAttempt' }],
         Default: 'RecordOutcome',
       },
-      RecordOutcome: lambdaTask(functions.recordOutcome, BOOKKEEPING_TIMEOUT_SECONDS, 'Done'),
+      RecordOutcome: task(partition, { functionName: functions.recordOutcome, timeoutSeconds: bookkeeping, next: 'Done' }),
       Done: { Type: 'Succeed' },
     },
   };
