@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '#contracts/agent';
-import { isProviderAvailable } from '#functions/agent/providers/index';
+import { isProviderAvailable } from '#functions/agent/providers/available';
 import { endAttempt, listAttempts } from '#data/attempts';
 import { listAuditEvents } from '#data/audit';
 import {

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidInputError } from '#core/errors';
 import { ProviderError } from '#functions/agent/errors';
-import { createProvider, isProviderAvailable } from '#functions/agent/providers/index';
+import { AVAILABLE_PROVIDERS, isProviderAvailable } from '#functions/agent/providers/available';
+import { createProvider } from '#functions/agent/providers/index';
 import type { ModelRequest } from '#functions/agent/types';
 import { answer, hang, startFakeOpenAI, status, toolCall, type FakeOpenAIServer } from '../fakes/openai-server';
 
@@ -151,5 +152,9 @@ describe('createProvider', () => {
     expect(isProviderAvailable('openai')).toBe(true);
     expect(isProviderAvailable('anthropic')).toBe(false);
     expect(() => createProvider({ name: 'bedrock' })).toThrow(InvalidInputError);
+  });
+
+  it('has a factory for every provider the run route accepts', () => {
+    for (const name of AVAILABLE_PROVIDERS) expect(() => createProvider({ name })).not.toThrow();
   });
 });

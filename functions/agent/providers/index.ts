@@ -1,11 +1,11 @@
 /**
- * Model providers by `model.provider.name`. Only `openai` is wired so far; the
- * configuration check asks `isProviderAvailable` so a run never starts on a provider
- * this deployment cannot call.
+ * Model providers by `model.provider.name`, one factory for each name in
+ * `AVAILABLE_PROVIDERS` (which the run route checks without loading this module).
  */
 import { InvalidInputError } from '#core/errors';
 import type { AgentConfig } from '#contracts/agent';
 import type { ModelProvider } from '../types';
+import type { ProviderName } from './available';
 import { createOpenAIProvider } from './openai';
 
 type ProviderConfig = AgentConfig['model']['provider'];
@@ -17,14 +17,9 @@ export interface ProviderOptions {
 
 type ProviderFactory = (config: ProviderConfig, credential: string | undefined, options: ProviderOptions) => ModelProvider;
 
-const factories: Partial<Record<ProviderConfig['name'], ProviderFactory>> = {
+const factories: Partial<Record<ProviderName, ProviderFactory>> = {
   openai: (config, credential, options) => createOpenAIProvider({ url: config.url, credential, timeoutMs: options.timeoutMs }),
 };
-
-/** Whether this deployment can run agents on the named provider. */
-export function isProviderAvailable(name: ProviderConfig['name']): boolean {
-  return factories[name] !== undefined;
-}
 
 /** The provider for `model.provider`, given its resolved credential. */
 export function createProvider(config: ProviderConfig, credential?: string, options: ProviderOptions = {}): ModelProvider {
