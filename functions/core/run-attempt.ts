@@ -20,6 +20,7 @@ import { spanStore } from '#data/spans';
 import { config } from './config';
 import { InvocationEndedError } from './errors';
 import type { Logger } from './log';
+import { openToolbox } from './toolbox';
 
 const MODEL_TRY_TIMEOUT_MS = 300_000;
 
@@ -70,41 +71,48 @@ export async function runAttemptSlice(
   const timeoutMs = Math.min(MODEL_TRY_TIMEOUT_MS, config.attemptTimeoutSeconds * 1000);
   const provider = createProvider(agent.model.provider, credential, { timeoutMs });
 
-  const checkpoint = checkpointKey(organizationId, invocationKey, attempt.number);
-  const saved = await getJson(checkpoint);
-  const state: AttemptState = saved
-    ? (JSON.parse(saved) as AttemptState)
-    : startAttempt({
-        sessionPosition: invocation.session_position,
-        attempt: attempt.number,
-        systemPrompt: agent.system_prompt,
-        ...(await conversation(organizationId, invocation)),
-      });
+  const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, signal, log });
+  try {
+    const checkpoint = checkpointKey(organizationId, invocationKey, attempt.number);
+    const saved = await getJson(checkpoint);
+    // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
+    const systemPrompt = [agent.system_prompt, ...toolbox.instructions].filter((part) => part !== undefined && part !== '').join('\n\n');
+    const state: AttemptState = saved
+      ? (JSON.parse(saved) as AttemptState)
+      : startAttempt({
+          sessionPosition: invocation.session_position,
+          attempt: attempt.number,
+          ...(systemPrompt ? { systemPrompt } : {}),
+          ...(await conversation(organizationId, invocation)),
+        });
 
-  const result = await runSteps(state, {
-    provider,
-    model: agent.model.name,
-    tools: [],
-    maxSteps: agent.max_steps ?? 20,
-    spans: spanStore(organizationId, invocation),
-    redactor,
-    // Stop starting steps halfway through the budget: a step under way needs room to finish.
-    deadline: Date.now() + budgetMs / 2,
-    onStep: async (next) => {
-      await putJson(checkpoint, JSON.stringify(next));
-      await recordProgress(organizationId, invocationKey, attempt.number, { steps: next.steps, usage: next.usage });
-    },
-    signal,
-    log,
-  }).catch((error: unknown) => {
-    if (error instanceof ProviderError && !error.retryable) throw new ProviderRejectedError(error.message);
-    throw error;
-  });
-  if (result.outcome === 'continue') return 'continue';
-  await endAttempt(organizationId, invocationKey, attempt.number, {
-    status: 'SUCCEEDED',
-    answer: result.state.answer ?? '',
-    ended_at: new Date().toISOString(),
-  });
-  return 'done';
+    const result = await runSteps(state, {
+      provider,
+      model: agent.model.name,
+      tools: toolbox.tools,
+      maxSteps: agent.max_steps ?? 20,
+      spans: spanStore(organizationId, invocation),
+      redactor,
+      // Stop starting steps halfway through the budget: a step under way needs room to finish.
+      deadline: Date.now() + budgetMs / 2,
+      onStep: async (next) => {
+        await putJson(checkpoint, JSON.stringify(next));
+        await recordProgress(organizationId, invocationKey, attempt.number, { steps: next.steps, usage: next.usage });
+      },
+      signal,
+      log,
+    }).catch((error: unknown) => {
+      if (error instanceof ProviderError && !error.retryable) throw new ProviderRejectedError(error.message);
+      throw error;
+    });
+    if (result.outcome === 'continue') return 'continue';
+    await endAttempt(organizationId, invocationKey, attempt.number, {
+      status: 'SUCCEEDED',
+      answer: result.state.answer ?? '',
+      ended_at: new Date().toISOString(),
+    });
+    return 'done';
+  } finally {
+    await toolbox.close();
+  }
 }

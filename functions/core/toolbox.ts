@@ -1,0 +1,62 @@
+/**
+ * The tools an agent configuration asks for, opened for one slice of an attempt: each
+ * configured kind (terminal, web search, MCP servers, memory) adds its tools and, when it
+ * has something to tell the model up front, instructions for the system prompt.
+ */
+import type { AgentConfig } from '#contracts/agent';
+import type { Tool } from '#functions/agent/types';
+import type { Invocation } from '#data/invocations';
+import type { Logger } from './log';
+
+export interface ToolboxContext {
+  organizationId: string;
+  invocation: Invocation;
+  /** Resolved secret values by name: only what the configuration references. */
+  secrets: ReadonlyMap<string, string>;
+  signal: AbortSignal;
+  log?: Logger;
+}
+
+/** What one kind of tool contributes. */
+export interface ToolSet {
+  tools: Tool[];
+  /** Paragraphs for the system prompt of a new attempt (e.g. the group's active memories). */
+  instructions?: string[];
+  /** Releases connections; called once the slice ends, however it ends. */
+  close?(): Promise<void>;
+}
+
+export interface Toolbox {
+  tools: Tool[];
+  instructions: string[];
+  close(): Promise<void>;
+}
+
+type ToolSetFactory = (agent: AgentConfig, context: ToolboxContext) => Promise<ToolSet | undefined>;
+
+// One entry per kind of tool; each returns undefined when the configuration does not ask for it.
+const factories: ToolSetFactory[] = [];
+
+/** Opens every tool the configuration asks for; tool names are unique across kinds. */
+export async function openToolbox(agent: AgentConfig, context: ToolboxContext): Promise<Toolbox> {
+  const sets: ToolSet[] = [];
+  try {
+    for (const factory of factories) {
+      const set = await factory(agent, context);
+      if (set) sets.push(set);
+    }
+  } catch (error) {
+    await Promise.allSettled(sets.map((set) => set.close?.()));
+    throw error;
+  }
+  const tools = sets.flatMap((set) => set.tools);
+  const duplicate = tools.find((tool, i) => tools.findIndex((other) => other.name === tool.name) !== i);
+  if (duplicate) throw new Error(`two tools are named ${duplicate.name}`);
+  return {
+    tools,
+    instructions: sets.flatMap((set) => set.instructions ?? []),
+    async close() {
+      await Promise.allSettled(sets.map((set) => set.close?.()));
+    },
+  };
+}
