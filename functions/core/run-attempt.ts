@@ -7,6 +7,7 @@
 import { createRedactor, resolveReferences } from '#functions/agent/secrets';
 import { runSteps, startAttempt, type AttemptState } from '#functions/agent/loop';
 import { ProviderError } from '#functions/agent/errors';
+import { answerValidator } from '#functions/agent/output-format';
 import { createProvider } from '#functions/agent/providers/index';
 import { referencedSecrets } from '#contracts/agent';
 import { getRevision } from '#data/agents';
@@ -101,6 +102,9 @@ export async function runAttemptSlice(
       },
       signal,
       log,
+      ...(agent.output_format?.type === 'json_schema'
+        ? { responseFormat: { type: 'json_schema', schema: agent.output_format.schema }, validateAnswer: answerValidator(agent.output_format) }
+        : {}),
     }).catch((error: unknown) => {
       if (error instanceof ProviderError && !error.retryable) throw new ProviderRejectedError(error.message);
       throw error;

@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '#contracts/agent';
+import { checkOutputFormat } from '#functions/agent/output-format';
 import { isProviderAvailable } from '#functions/agent/providers/available';
 import { endAttempt, listAttempts } from '#data/attempts';
 import { listAuditEvents } from '#data/audit';
@@ -45,9 +46,9 @@ export function assertRunnable(agent: AgentConfig): void {
     agent.tools?.web_search && 'tools.web_search',
     agent.mcp_servers?.length && 'mcp_servers',
     agent.memory && 'memory',
-    agent.output_format?.type === 'json_schema' && 'output_format json_schema',
   ].filter(Boolean);
   if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')} yet`);
+  checkOutputFormat(agent.output_format);
 }
 
 export type RunAnswer =
