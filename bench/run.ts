@@ -3,6 +3,7 @@
  * Figures vary with the machine; compare ratios, not absolute times.
  */
 import { startLocalCloud } from '#local/cloud';
+import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
 import { benchWhoami } from './whoami';
 
@@ -12,6 +13,7 @@ try {
   console.log(`local cloud at ${cloud.baseUrl} (node ${process.version}, ${process.platform}/${process.arch})`);
   await benchWhoami(cloud);
   await benchInvocations(cloud);
+  await benchHarness(cloud);
 } finally {
   await cloud.stop();
 }

@@ -111,7 +111,7 @@ async function step(state: AttemptState, deps: StepDeps): Promise<AttemptState> 
   await deps.spans.start({ id: modelSpan, type: 'model_call', name: redactor.redact(deps.model), parent_id: null, input: redactor.redact(deps.provider.body(request)) });
   let response: ModelResponse;
   try {
-    response = await deps.provider.complete(request, deps.signal);
+    response = await deps.provider.complete(request, callSignal(deps.signal));
   } catch (error) {
     await deps.spans.end(modelSpan, { status: 'FAILED', output: redactor.redact({ error: messageOf(error) }), usage: null });
     throw error;
@@ -161,7 +161,7 @@ async function runTool(call: ToolCall, id: string, parentId: string, deps: StepD
     if (!args.ok) throw new Error(`the arguments are not valid JSON: ${args.error}`);
     const tool = deps.tools.find((t) => t.name === call.name);
     if (!tool) throw new Error(`unknown tool "${call.name}"; the available tools are: ${deps.tools.map((t) => t.name).join(', ') || '(none)'}`);
-    result = redactor.redact((await tool.call(args.value, { signal: deps.signal })) ?? null);
+    result = redactor.redact((await tool.call(args.value, { signal: callSignal(deps.signal) })) ?? null);
   } catch (error) {
     const failure = redactor.redact({ error: messageOf(error) });
     await deps.spans.end(id, { status: 'FAILED', output: failure, usage: null });
@@ -173,6 +173,14 @@ async function runTool(call: ToolCall, id: string, parentId: string, deps: StepD
   // Outside the try: a span that cannot be written ends the attempt, it is no tool failure.
   await deps.spans.end(id, { status: 'SUCCEEDED', output: result, usage: null });
   return typeof result === 'string' ? result : JSON.stringify(result);
+}
+
+/**
+ * A signal of its own for one call, following the attempt's: SDKs add an abort listener
+ * per request and never remove it, which on the attempt's signal would pile up step after step.
+ */
+function callSignal(signal: AbortSignal): AbortSignal {
+  return AbortSignal.any([signal]);
 }
 
 function parseArguments(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
