@@ -12,6 +12,7 @@ import type { AttemptState } from '#functions/agent/loop';
 import { spanId, type ConversationMessage, type ModelProvider, type ModelResponse, type Redactor, type SpanRecorder } from '#functions/agent/types';
 import type { Invocation } from '#data/invocations';
 import { activeMemories, isDistilled, writeMemories } from '#data/memories';
+import { InvocationEndedError } from './errors';
 import type { Logger } from './log';
 import { MAX_MEMORY_CHARS, PROMPT_MEMORIES, withinBudget } from './memory-tools';
 
@@ -130,55 +131,68 @@ function messageOf(error: unknown): string {
 
 /**
  * Distils the finished attempt's conversation into memories of the group. Returns the
- * state to checkpoint: its span sequence and usage include the distillation call. Throws
- * only when the invocation ended or the attempt is being stopped.
+ * state to checkpoint: its span sequence and usage include the distillation call. Any
+ * failure is logged and the answer stands; it throws only when the invocation ended or
+ * the attempt is being stopped.
  */
 export async function distillMemories(state: AttemptState, deps: DistillDeps): Promise<AttemptState> {
   const { organizationId, invocation, redactor, log } = deps;
-  if (await isDistilled(organizationId, invocation.invocation_key)) return state;
-  const existing = withinBudget(await activeMemories(organizationId, deps.group, PROMPT_MEMORIES)).map((memory) => memory.content);
-  const request = {
-    model: deps.model,
-    system: SYSTEM_PROMPT,
-    messages: [{ role: 'user' as const, content: prompt(state.messages, existing) }],
-    tools: [],
-  };
-  const id = spanId(state.session_position, state.attempt, state.next_seq);
-  const next: AttemptState = { ...state, next_seq: state.next_seq + 1 };
-  const failed = async (problem: string, output: unknown, usage: ModelResponse['usage'] | null) => {
-    await deps.spans.end(id, { status: 'FAILED', output: redactor.redact(output), usage });
-    log?.warn('memory distillation failed; the invocation keeps its answer', redactor.redact({ span_id: id, error: problem }));
-  };
-
-  await deps.spans.start({ id, type: 'model_call', name: redactor.redact(deps.model), parent_id: null, input: redactor.redact(deps.provider.body(request)) });
-  let response: ModelResponse;
+  // What to checkpoint, as far as the distillation got.
+  let next = state;
+  const warn = (error: string, spanId?: string) =>
+    log?.warn('memory distillation failed; the invocation keeps its answer', redactor.redact({ span_id: spanId, error }));
   try {
-    response = await deps.provider.complete(request, deps.signal);
+    if (await isDistilled(organizationId, invocation.invocation_key)) return state;
+    const existing = withinBudget(await activeMemories(organizationId, deps.group, PROMPT_MEMORIES)).map((memory) => memory.content);
+    const request = {
+      model: deps.model,
+      system: SYSTEM_PROMPT,
+      messages: [{ role: 'user' as const, content: prompt(state.messages, existing) }],
+      tools: [],
+    };
+    const id = spanId(state.session_position, state.attempt, state.next_seq);
+    await deps.spans.start({ id, type: 'model_call', name: redactor.redact(deps.model), parent_id: null, input: redactor.redact(deps.provider.body(request)) });
+    next = { ...state, next_seq: state.next_seq + 1 };
+    let response: ModelResponse;
+    try {
+      response = await deps.provider.complete(request, deps.signal);
+    } catch (error) {
+      deps.signal.throwIfAborted();
+      await deps.spans.end(id, { status: 'FAILED', output: redactor.redact({ error: messageOf(error) }), usage: null });
+      warn(messageOf(error), id);
+      return next;
+    }
+    next = {
+      ...next,
+      usage: {
+        input_tokens: state.usage.input_tokens + response.usage.input_tokens,
+        output_tokens: state.usage.output_tokens + response.usage.output_tokens,
+      },
+    };
+    const contents = parseMemoryList(response.text ?? '');
+    if (!contents) {
+      const problem = 'the distillation answer is not a JSON list of memories';
+      await deps.spans.end(id, { status: 'FAILED', output: redactor.redact({ error: problem, response: response.response }), usage: response.usage });
+      warn(problem, id);
+      return next;
+    }
+    await deps.spans.end(id, { status: 'SUCCEEDED', output: redactor.redact(response.response), usage: response.usage });
+    const result = await writeMemories({
+      organizationId,
+      group: deps.group,
+      invocation,
+      generation: 'session',
+      writes: contents.map((content) => ({ content: redactor.redact(content) })),
+      distillation: true,
+    });
+    if ('memories' in result) log?.info('memories distilled', { span_id: id, count: result.memories.length });
+    else log?.info('memories of this invocation were distilled already', { span_id: id });
+    return next;
   } catch (error) {
+    if (error instanceof InvocationEndedError) throw error;
     deps.signal.throwIfAborted();
-    await failed(messageOf(error), { error: messageOf(error) }, null);
+    // Storage failing here must not cost the answer: a new attempt would run the agent again.
+    warn(messageOf(error));
     return next;
   }
-  const usage = {
-    input_tokens: state.usage.input_tokens + response.usage.input_tokens,
-    output_tokens: state.usage.output_tokens + response.usage.output_tokens,
-  };
-  const contents = parseMemoryList(response.text ?? '');
-  if (!contents) {
-    const problem = 'the distillation answer is not a JSON list of memories';
-    await failed(problem, { error: problem, response: response.response }, response.usage);
-    return { ...next, usage };
-  }
-  await deps.spans.end(id, { status: 'SUCCEEDED', output: redactor.redact(response.response), usage: response.usage });
-  const result = await writeMemories({
-    organizationId,
-    group: deps.group,
-    invocation,
-    generation: 'session',
-    writes: contents.map((content) => ({ content: redactor.redact(content) })),
-    distillation: true,
-  });
-  if (!('memories' in result)) log?.info('memories of this invocation were distilled already', { span_id: id });
-  else log?.info('memories distilled', { span_id: id, count: result.memories.length });
-  return { ...next, usage };
 }

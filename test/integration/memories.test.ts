@@ -12,7 +12,7 @@ import { queryPrefix } from '#data/dynamo';
 import { keys } from '#data/keys';
 import { listMemories, writeMemories } from '#data/memories';
 import { spanStore } from '#data/spans';
-import { answer, startFakeOpenAI, toolCall, type FakeOpenAIServer, type RecordedRequest } from '../fakes/openai-server';
+import { answer, startFakeOpenAI, status, toolCall, type FakeOpenAIServer, type RecordedRequest } from '../fakes/openai-server';
 import { newOrganization, request } from './support';
 
 // Memories end to end: agents write and read them through real runs against a fake model,
@@ -246,6 +246,15 @@ describe('memory generation session', () => {
     expect((await list(token, 'failing')).body.memories).toEqual([]);
     const spans = await queryPrefix(keys.spansOf(organizationId, 'd1'), { consistent: true });
     expect(spans.map((span) => [span.id, span.status])).toEqual([['inv-1.att-1.1', 'SUCCEEDED'], ['inv-1.att-1.2', 'FAILED']]);
+
+    model.enqueue(answer('Hello again.'), status(400, { error: { message: 'no more', type: 'invalid_request_error' } }));
+    const refused = await run(token, 'shy', 'd2', agentOf('failing', ['session']));
+
+    expect(refused.res.status).toBe(200);
+    expect(refused.res.body.message.content).toBe('Hello again.');
+    const refusedSpans = await queryPrefix(keys.spansOf(organizationId, 'd2'), { consistent: true });
+    expect(refusedSpans.map((span) => [span.id, span.status])).toEqual([['inv-2.att-1.1', 'SUCCEEDED'], ['inv-2.att-1.2', 'FAILED']]);
+    expect((await list(token, 'failing')).body.memories).toEqual([]);
   });
 
   it('distils an invocation at most once, whatever runs again', async () => {
