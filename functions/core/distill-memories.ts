@@ -4,7 +4,7 @@
  * the group. The call is a `model_call` span of the attempt like any other, so the trace
  * shows it. The answer is already final, so a failed distillation (the provider fails,
  * its answer holds no JSON list, or storage fails) does not fail the invocation: the
- * span shows FAILED (when the call was made) and a warning is logged. An invocation is distilled at most once: the memories are written
+ * span shows FAILED when the call or its answer failed, and a warning is logged. An invocation is distilled at most once: the memories are written
  * in one transaction with a mark on the invocation, which a retried slice or a later
  * attempt finds first.
  */
