@@ -62,6 +62,10 @@ export const routes = [
   // Waits are served in slices (WAIT_SLICE_SECONDS) below API Gateway's ~29 s.
   { method: 'POST', path: '/sessions/{id}', handler: 'run-session', auth: 'principal', access: [...authenticated, 'workflow:start'], timeoutSeconds: 30 },
   { method: 'GET', path: '/sessions/{id}', handler: 'get-session', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/memories', handler: 'list-memories', auth: 'principal', access: [...authenticated, 'cursors'] },
+  { method: 'DELETE', path: '/memories/{id}', handler: 'delete-memory', auth: 'principal', access: authenticated },
+  // A large group is deleted in batches of 25.
+  { method: 'DELETE', path: '/memories', handler: 'delete-memories', auth: 'principal', access: authenticated, timeoutSeconds: 30 },
   { method: 'GET', path: '/agents', handler: 'list-agents', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/agents/{name}', handler: 'get-agent', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/agents/{name}/revisions/{revision}', handler: 'get-revision', auth: 'principal', access: authenticated },

@@ -19,6 +19,7 @@ import { checkpointKey, getJson, putJson } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
 import { config } from './config';
+import { distillMemories } from './distill-memories';
 import { InvocationEndedError } from './errors';
 import type { Logger } from './log';
 import { openToolbox } from './toolbox';
@@ -110,6 +111,15 @@ export async function runAttemptSlice(
       throw error;
     });
     if (result.outcome === 'continue') return 'continue';
+    if (agent.memory?.generation?.includes('session')) {
+      const distilled = await distillMemories(result.state, {
+        organizationId, invocation, group: agent.memory.group, provider, model: agent.model.name,
+        spans: spanStore(organizationId, invocation), redactor, signal, log,
+      });
+      // The distillation's span seq and usage count for the attempt, and a retried slice starts after it.
+      await putJson(checkpoint, JSON.stringify(distilled));
+      await recordProgress(organizationId, invocationKey, attempt.number, { steps: distilled.steps, usage: distilled.usage });
+    }
     await endAttempt(organizationId, invocationKey, attempt.number, {
       status: 'SUCCEEDED',
       answer: result.state.answer ?? '',

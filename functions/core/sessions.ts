@@ -45,7 +45,6 @@ export function assertRunnable(agent: AgentConfig): void {
     agent.tools?.terminal && 'tools.terminal',
     agent.tools?.web_search && 'tools.web_search',
     agent.mcp_servers?.length && 'mcp_servers',
-    agent.memory && 'memory',
   ].filter(Boolean);
   if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')} yet`);
   checkOutputFormat(agent.output_format);

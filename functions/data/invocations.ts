@@ -335,7 +335,7 @@ export async function listSessionInvocationKeys(organizationId: string, sessionI
 const BATCH_SIZE = 25;
 
 /** Deletes every item of a partition; DynamoDB may leave some of a batch unprocessed, which are sent again. */
-async function deletePartition(pk: string): Promise<void> {
+export async function deletePartition(pk: string): Promise<void> {
   for await (const items of partitionKeyPages(pk)) {
     for (let i = 0; i < items.length; i += BATCH_SIZE) {
       let requests = items.slice(i, i + BATCH_SIZE).map((Key) => ({ DeleteRequest: { Key } }));

@@ -9,6 +9,8 @@ const org = (organizationId: string) => `ORG#${organizationId}`;
 const sessionPartition = (organizationId: string, sessionId: string) => `SESSION#${organizationId}#${sessionId}`;
 const invocationPartition = (organizationId: string, invocationKey: string) => `INV#${organizationId}#${invocationKey}`;
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
+// The group is the partition's last part and organization ids hold no `#`, so any group name keeps the key unambiguous.
+const memoryPartition = (organizationId: string, group: string) => `MEMORY#${organizationId}#${group}`;
 
 export const keys = {
   /** An organization: its quota counter and founder. */
@@ -109,6 +111,18 @@ export const keys = {
   revision: (organizationId: string, name: string, revision: string): Key => ({
     pk: `AGENT#${organizationId}#${name}`,
     sk: `REV#${revision}`,
+  }),
+
+  /**
+   * Memories of a group of an organization, by id. Ids are time-ordered, so a reverse
+   * query reads them newest first; deleting the group deletes the partition.
+   */
+  memoriesOf: (organizationId: string, group: string) => ({ pk: memoryPartition(organizationId, group), skPrefix: 'MEM#' }),
+  memory: (organizationId: string, group: string, memoryId: string): Key => ({ pk: memoryPartition(organizationId, group), sk: `MEM#${memoryId}` }),
+  /** The mark that an invocation's memories were distilled: at most once per invocation, deleted with its session. */
+  memoryDistillation: (organizationId: string, invocationKey: string): Key => ({
+    pk: invocationPartition(organizationId, invocationKey),
+    sk: 'MEMORY_DISTILLATION',
   }),
 
   /** A fixed key the health check reads; it never exists. */
