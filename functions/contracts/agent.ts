@@ -49,12 +49,22 @@ export const TerminalTool = z.strictObject({
   timeout_seconds: z.int().min(1).max(300).optional(),
 });
 
-export const WebSearchTool = z.strictObject({
-  provider: z.enum(['searxng', 'brave', 'tavily']),
-  url: HttpUrl.optional(),
-  credential: Credential.optional(),
-  max_results: z.int().min(1).max(20).optional(),
-});
+export const WebSearchTool = z
+  .strictObject({
+    provider: z.enum(['searxng', 'brave', 'tavily']),
+    url: HttpUrl.optional(),
+    credential: Credential.optional(),
+    max_results: z.int().min(1).max(20).optional(),
+  })
+  // Refused at acceptance rather than failing every search of the run.
+  .superRefine((tool, ctx) => {
+    if (tool.provider === 'searxng' && tool.url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required for provider searxng: the base URL of the SearXNG instance (its JSON API answers at <url>/search)' });
+    }
+    if (tool.provider !== 'searxng' && tool.credential === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['credential'], message: `is required for provider ${tool.provider}: a secret reference {{secret:NAME}} holding its API key` });
+    }
+  });
 
 export const McpServer = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 characters of A-Z, a-z, 0-9, _ or -'),

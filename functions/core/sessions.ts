@@ -42,8 +42,6 @@ export function assertRunnable(agent: AgentConfig): void {
   const missing = [
     !isProviderAvailable(agent.model.provider.name) && `model provider ${agent.model.provider.name}`,
     agent.tools?.terminal && 'tools.terminal',
-    agent.tools?.web_search && 'tools.web_search',
-    agent.mcp_servers?.length && 'mcp_servers',
     agent.memory && 'memory',
     agent.output_format?.type === 'json_schema' && 'output_format json_schema',
   ].filter(Boolean);

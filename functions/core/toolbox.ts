@@ -4,6 +4,8 @@
  * has something to tell the model up front, instructions for the system prompt.
  */
 import type { AgentConfig } from '#contracts/agent';
+import { mcpToolSet } from '#functions/agent/tools/mcp';
+import { webSearchToolSet } from '#functions/agent/tools/web-search';
 import type { Tool } from '#functions/agent/types';
 import type { Invocation } from '#data/invocations';
 import type { Logger } from './log';
@@ -35,7 +37,10 @@ export interface Toolbox {
 type ToolSetFactory = (agent: AgentConfig, context: ToolboxContext) => Promise<ToolSet | undefined>;
 
 // One entry per kind of tool; each returns undefined when the configuration does not ask for it.
-const factories: ToolSetFactory[] = [];
+const factories: ToolSetFactory[] = [
+  webSearchToolSet,
+  mcpToolSet,
+];
 
 /** Opens every tool the configuration asks for; tool names are unique across kinds. */
 export async function openToolbox(agent: AgentConfig, context: ToolboxContext): Promise<Toolbox> {
