@@ -61,7 +61,7 @@ interface Connection {
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : typeof cause?.code === 'string' ? cause.code : undefined;
   return detail && !message.includes(detail) ? `${message} (${detail})` : message;
 }
 

@@ -86,7 +86,7 @@ function normalize(provider: SearchProvider, body: unknown): SearchResult[] {
 
 function causeOf(error: unknown): string {
   const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
+  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : typeof cause?.code === 'string' ? cause.code : undefined;
   const message = error instanceof Error ? error.message : String(error);
   return detail ? `${message} (${detail})` : message;
 }
