@@ -3,8 +3,8 @@
  * on 127.0.0.1 for tests of the MCP tools. Its tools: `add`, `echo`, `fail` (answers
  * with isError), `picture` (an image part beside a text part), `whoami` (the
  * Authorization header it received, to prove redaction) and `sleep`. It lists its tools
- * two per page, so every client must follow `nextCursor`. Every HTTP request's method
- * and headers are recorded.
+ * two per page, so every client must follow `nextCursor`. It answers on any path. Every
+ * HTTP request's method, path and headers are recorded.
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,8 @@ export const FAKE_TOOLS = ['add', 'echo', 'fail', 'picture', 'whoami', 'sleep'];
 
 export interface RecordedMcpRequest {
   method: string;
+  /** Path and query string. */
+  url: string;
   headers: IncomingHttpHeaders;
   /** The JSON-RPC method of a POST (`initialize`, `tools/list`, `tools/call`, ...). */
   rpc?: string;
@@ -86,7 +88,7 @@ export async function startFakeMcp(): Promise<FakeMcpServer> {
       } catch {
         body = undefined;
       }
-      requests.push({ method: request.method ?? '', headers: request.headers, rpc: (body as { method?: string } | undefined)?.method });
+      requests.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers, rpc: (body as { method?: string } | undefined)?.method });
       if (request.method !== 'POST') {
         // Stateless: no standalone event stream to resume, no session to delete.
         response.writeHead(405, { allow: 'POST' }).end();

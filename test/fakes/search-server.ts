@@ -59,14 +59,15 @@ export async function startFakeSearch(): Promise<FakeSearchServer> {
       if (failure) return send(response, failure.status, failure.body ?? '');
 
       const results = (q: string) => Array.from({ length: RESULT_COUNT }, (_, i) => fakeResult(q, i + 1));
-      if (request.method === 'GET' && url.pathname === '/search' && query.format === 'json') {
+      // Routed by the path's end: a base URL may have a path of its own.
+      if (request.method === 'GET' && url.pathname.endsWith('/search') && query.format === 'json') {
         // SearXNG: `content` is the snippet; extra fields as a real instance sends them.
         return send(response, 200, { query: query.q, number_of_results: RESULT_COUNT, results: results(query.q ?? '').map((r) => ({ title: r.title, url: r.url, content: r.text, engine: 'fake', score: 1 })) });
       }
-      if (request.method === 'GET' && url.pathname === '/res/v1/web/search') {
+      if (request.method === 'GET' && url.pathname.endsWith('/res/v1/web/search')) {
         return send(response, 200, { type: 'search', query: { original: query.q }, web: { type: 'search', results: results(query.q ?? '').map((r) => ({ title: r.title, url: r.url, description: r.text })) } });
       }
-      if (request.method === 'POST' && url.pathname === '/search') {
+      if (request.method === 'POST' && url.pathname.endsWith('/search')) {
         const q = (body as { query?: string } | undefined)?.query ?? '';
         return send(response, 200, { query: q, results: results(q).map((r) => ({ title: r.title, url: r.url, content: r.text, score: 0.9 })), response_time: 0.1 });
       }

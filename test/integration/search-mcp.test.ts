@@ -176,14 +176,16 @@ describe('an agent with MCP servers', () => {
 });
 
 describe('secret values used by tools', () => {
-  it('reach the MCP server and the search providers, and nothing recorded or answered', async () => {
+  it('reach the MCP server (url and header) and the search providers, and nothing recorded or answered', async () => {
     const { token, organizationId } = await organization();
     const mcpFrom = mcp.requests.length;
     const searchFrom = search.requests.length;
 
     // whoami answers the Authorization header it received: the secret comes back as a tool result.
     model.enqueue(toolCalls([{ name: 'calc__whoami', args: {} }, { name: 'calc__echo', args: { text: 'hello' } }]), answer('Done.'));
-    const viaMcp = await run(token, 'secret-mcp', 's1', { mcp_servers: [{ name: 'calc', url: mcp.url, headers: { Authorization: 'Bearer {{secret:MCP_TOKEN}}' } }] });
+    const viaMcp = await run(token, 'secret-mcp', 's1', {
+      mcp_servers: [{ name: 'calc', url: `${mcp.url}?key={{secret:MCP_TOKEN}}`, headers: { Authorization: 'Bearer {{secret:MCP_TOKEN}}' } }],
+    });
     model.enqueue(toolCall('web_search', { query: 'brave' }), answer('Done.'));
     const viaBrave = await run(token, 'secret-brave', 's2', { tools: { web_search: { provider: 'brave', url: search.url, credential: '{{secret:SEARCH_KEY}}' } } });
     // A provider error body echoing the credential is no way out either.
@@ -194,7 +196,7 @@ describe('secret values used by tools', () => {
     for (const { response } of [viaMcp, viaBrave, viaTavily]) expect(response.status).toBe(200);
     const mcpPosts = mcp.requests.slice(mcpFrom).filter((r) => r.method === 'POST');
     expect(mcpPosts.length).toBeGreaterThan(0);
-    for (const post of mcpPosts) expect(post.headers.authorization).toBe(`Bearer ${CANARY}`);
+    for (const post of mcpPosts) expect([post.url, post.headers.authorization]).toEqual([`/mcp?key=${CANARY}`, `Bearer ${CANARY}`]);
     expect(search.requests[searchFrom]!.headers['x-subscription-token']).toBe(CANARY);
     expect(search.requests[searchFrom + 1]!.headers.authorization).toBe(`Bearer ${CANARY}`);
     // The model saw the secret replaced, in the tool result and in the tool error.

@@ -45,8 +45,8 @@ describe('MCP server tools', () => {
     await Promise.all(opened.splice(0).map((set) => set.close?.()));
   });
 
-  it('lists every page of tools as <server>__<tool> with the server description and schema, headers resolved', async () => {
-    const set = await open([{ name: 'fake', url: mcp.url, headers: { Authorization: 'Bearer {{secret:MCP_TOKEN}}', 'X-Team': 'blue' } }], options());
+  it('lists every page of tools as <server>__<tool> with the server description and schema, url and headers resolved', async () => {
+    const set = await open([{ name: 'fake', url: `${mcp.url}?key={{secret:MCP_TOKEN}}`, headers: { Authorization: 'Bearer {{secret:MCP_TOKEN}}', 'X-Team': 'blue' } }], options());
 
     expect(set.tools.map((t) => t.name)).toEqual(FAKE_TOOLS.map((name) => `fake__${name}`));
     expect(mcp.requests.filter((r) => r.rpc === 'tools/list')).toHaveLength(3);
@@ -57,7 +57,10 @@ describe('MCP server tools', () => {
     expect(set.instructions).toEqual([]);
     const posts = mcp.requests.filter((r) => r.method === 'POST');
     expect(posts.length).toBeGreaterThan(0);
-    for (const post of posts) expect(post.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'x-team': 'blue' });
+    for (const post of posts) {
+      expect(post.url).toBe(`/mcp?key=${TOKEN}`);
+      expect(post.headers).toMatchObject({ authorization: `Bearer ${TOKEN}`, 'x-team': 'blue' });
+    }
   });
 
   it('offers only allowed_tools, and contacts a server whose allowed_tools is [] not at all', async () => {

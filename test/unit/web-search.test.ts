@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { AgentConfig } from '#contracts/agent';
+import { AgentConfig, referencedSecrets } from '#contracts/agent';
 import { createWebSearchTool, webSearchToolSet } from '#functions/agent/tools/web-search';
 import type { ToolboxContext } from '#core/toolbox';
 import { fakeResult, RESULT_COUNT, startFakeSearch, type FakeSearchServer } from '../fakes/search-server';
@@ -25,6 +25,7 @@ describe('the web_search configuration', () => {
     ['tavily without credential', { provider: 'tavily', url: 'http://127.0.0.1:1' }, 'tools.web_search.credential', 'required for provider tavily'],
     ['a literal credential', { provider: 'brave', credential: 'sk-literal' }, 'tools.web_search.credential', 'secret reference'],
     ['max_results above 20', { provider: 'searxng', url: 'http://127.0.0.1:1', max_results: 21 }, 'tools.web_search.max_results', ''],
+    ['a malformed reference in the url', { provider: 'searxng', url: 'http://127.0.0.1:1/{{secret:a b}}' }, 'tools.web_search.url', 'malformed secret reference'],
   ])('refuses %s', (_case, webSearch, path, hint) => {
     const result = AgentConfig.safeParse({ model, tools: { web_search: webSearch } });
 
@@ -40,6 +41,16 @@ describe('the web_search configuration', () => {
     ['tavily with a credential and max_results', { provider: 'tavily', credential: '{{secret:T}}', max_results: 20 }],
   ])('accepts %s', (_case, webSearch) => {
     expect(AgentConfig.safeParse({ model, tools: { web_search: webSearch } }).success).toBe(true);
+  });
+
+  it('lists the secrets referenced in tool urls among those the run needs', () => {
+    const config = AgentConfig.parse({
+      model,
+      tools: { web_search: { provider: 'searxng', url: 'https://search.example/{{secret:SEARX_PATH}}' } },
+      mcp_servers: [{ name: 'docs', url: 'https://mcp.example/mcp?key={{secret:MCP_KEY}}' }],
+    });
+
+    expect(referencedSecrets(config)).toEqual(['SEARX_PATH', 'MCP_KEY']);
   });
 });
 
@@ -160,15 +171,17 @@ describe('the web_search tool', () => {
     });
   });
 
-  it('is opened by the toolbox with the credential reference resolved, and not when unconfigured', async () => {
-    const secrets = new Map([['BRAVE_KEY', KEY]]);
+  it('is opened by the toolbox with the url and credential references resolved, and not when unconfigured', async () => {
+    const secrets = new Map([['BRAVE_KEY', KEY], ['PATH_TOKEN', 'tok123']]);
     const toolbox = { secrets, signal: context.signal } as unknown as ToolboxContext;
-    const agent = AgentConfig.parse({ model, tools: { web_search: { provider: 'brave', url: search.url, credential: '{{secret:BRAVE_KEY}}' } } });
+    const agent = AgentConfig.parse({ model, tools: { web_search: { provider: 'brave', url: `${search.url}/{{secret:PATH_TOKEN}}`, credential: '{{secret:BRAVE_KEY}}' } } });
 
     const set = await webSearchToolSet(agent, toolbox);
-    await set!.tools[0]!.call({ query: 'q' }, context);
+    const result = await set!.tools[0]!.call({ query: 'q' }, context);
 
     expect(set!.tools.map((t) => t.name)).toEqual(['web_search']);
+    expect(result).toEqual({ results: expected('q', 5) });
+    expect(search.requests[0]!.path).toBe('/tok123/res/v1/web/search');
     expect(search.requests[0]!.headers['x-subscription-token']).toBe(KEY);
     expect(await webSearchToolSet(AgentConfig.parse({ model }), toolbox)).toBeUndefined();
   });

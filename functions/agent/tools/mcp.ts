@@ -1,6 +1,6 @@
 /**
  * Tools of MCP servers over Streamable HTTP. Each configured server is connected when
- * the toolbox opens (header values with their secret references resolved), its tools
+ * the toolbox opens (secret references in its url and header values resolved), its tools
  * are listed (every page) and filtered by `allowed_tools`, and each is offered to the
  * model as `<server>__<tool>` with the server's description and input schema.
  *
@@ -72,7 +72,7 @@ function withTimeout(signal: AbortSignal, ms: number): AbortSignal {
 /** Connects to one server and lists all its tools (following `nextCursor`). */
 async function connect(server: McpServerConfig, options: McpOptions): Promise<Connection> {
   const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, resolveReferences(value, options.secrets)]));
-  const transport = new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } });
+  const transport = new StreamableHTTPClientTransport(new URL(resolveReferences(server.url, options.secrets)), { requestInit: { headers } });
   const client = new Client({ name: 'agent-session-service', version: '1.0.0' });
   // One bound for the whole exchange: connecting and every page of the listing.
   const signal = withTimeout(options.signal, options.connectTimeoutMs);

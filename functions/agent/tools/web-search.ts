@@ -91,7 +91,7 @@ function causeOf(error: unknown): string {
   return detail ? `${message} (${detail})` : message;
 }
 
-/** The `web_search` tool for this configuration; `credential` is the resolved secret value. */
+/** The `web_search` tool for this configuration (`url` and `credential` with their secret references resolved). */
 export function createWebSearchTool(config: WebSearchConfig, credential: string | undefined, options: WebSearchOptions = {}): Tool {
   const { provider } = config;
   const maxResults = config.max_results ?? DEFAULT_MAX_RESULTS;
@@ -153,5 +153,6 @@ export async function webSearchToolSet(agent: AgentConfig, context: ToolboxConte
   const config = agent.tools?.web_search;
   if (!config) return undefined;
   const credential = config.credential === undefined ? undefined : resolveReferences(config.credential, context.secrets);
-  return { tools: [createWebSearchTool(config, credential)] };
+  const url = config.url === undefined ? undefined : resolveReferences(config.url, context.secrets);
+  return { tools: [createWebSearchTool({ ...config, ...(url === undefined ? {} : { url }) }, credential)] };
 }
