@@ -2,7 +2,7 @@
  * A real MCP server (the SDK's McpServer over its Streamable HTTP transport, stateless)
  * on 127.0.0.1 for tests of the MCP tools. Its tools: `add`, `echo`, `fail` (answers
  * with isError), `picture` (an image part beside a text part), `whoami` (the
- * Authorization header it received, to prove redaction) and `sleep`. It lists its tools
+ * Authorization header it received, to prove redaction), `deep__echo` and `sleep`. It lists its tools
  * two per page, so every client must follow `nextCursor`. It answers on any path. Every
  * HTTP request's method, path and headers are recorded.
  */
@@ -15,7 +15,7 @@ import { ListToolsRequestSchema, type ListToolsResult } from '@modelcontextproto
 import { z } from 'zod';
 
 export const PAGE_SIZE = 2;
-export const FAKE_TOOLS = ['add', 'echo', 'fail', 'picture', 'whoami', 'sleep'];
+export const FAKE_TOOLS = ['add', 'echo', 'fail', 'picture', 'whoami', 'deep__echo', 'sleep'];
 
 export interface RecordedMcpRequest {
   method: string;
@@ -57,6 +57,10 @@ function buildServer(headers: IncomingHttpHeaders): McpServer {
   }));
   mcp.registerTool('whoami', { description: 'Tells which Authorization header the server received.' }, async () => ({
     content: [{ type: 'text', text: `you sent ${headers.authorization ?? 'no authorization'}` }],
+  }));
+  // A name with the separator in it, as MCP allows: `<server>__deep__echo` may collide.
+  mcp.registerTool('deep__echo', { description: 'Says the text back, from deeper.', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text: `deep ${text}` }],
   }));
   mcp.registerTool('sleep', { description: 'Answers after ms milliseconds.', inputSchema: { ms: z.number() } }, async ({ ms }) => {
     await sleep(ms);

@@ -120,7 +120,7 @@ describe('an agent with MCP servers', () => {
 
     expect(response.status).toBe(200);
     expect(response.body.message.content).toBe('It is 5.');
-    expect(toolNames(modelRequests[0]!.body)).toEqual(['calc__add', 'calc__echo', 'calc__fail', 'calc__picture', 'calc__whoami', 'calc__sleep']);
+    expect(toolNames(modelRequests[0]!.body)).toEqual(['calc__add', 'calc__echo', 'calc__fail', 'calc__picture', 'calc__whoami', 'calc__deep__echo', 'calc__sleep']);
     expect(modelRequests[0]!.body.tools![0]).toMatchObject({ function: { description: 'Adds two numbers.', parameters: { properties: { a: { type: 'number' } } } } });
     expect(modelRequests[1]!.body.messages.find((m) => m.role === 'tool')).toMatchObject({ content: '5' });
     expect((await trace(organizationId, 'm1')).map((s) => [s.name, s.status])).toEqual([

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AgentConfig } from '#contracts/agent';
 import { mcpToolSet, openMcpServers, type McpOptions } from '#functions/agent/tools/mcp';
 import type { ToolboxContext, ToolSet } from '#core/toolbox';
-import { FAKE_TOOLS, startFakeMcp, type FakeMcpServer } from '../fakes/mcp-server';
+import { FAKE_TOOLS, PAGE_SIZE, startFakeMcp, type FakeMcpServer } from '../fakes/mcp-server';
 
 // The MCP tools against a real MCP server (the SDK's own) over Streamable HTTP.
 const TOKEN = 'mcp-token-canary-93ab7e';
@@ -49,7 +49,7 @@ describe('MCP server tools', () => {
     const set = await open([{ name: 'fake', url: `${mcp.url}?key={{secret:MCP_TOKEN}}`, headers: { Authorization: 'Bearer {{secret:MCP_TOKEN}}', 'X-Team': 'blue' } }], options());
 
     expect(set.tools.map((t) => t.name)).toEqual(FAKE_TOOLS.map((name) => `fake__${name}`));
-    expect(mcp.requests.filter((r) => r.rpc === 'tools/list')).toHaveLength(3);
+    expect(mcp.requests.filter((r) => r.rpc === 'tools/list')).toHaveLength(Math.ceil(FAKE_TOOLS.length / PAGE_SIZE));
     expect(tool(set, 'fake__add')).toMatchObject({
       description: 'Adds two numbers.',
       parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
@@ -74,6 +74,25 @@ describe('MCP server tools', () => {
 
     expect(set.tools.map((t) => t.name)).toEqual(['some__add', 'some__echo']);
     expect(mcp.requests.filter((r) => r.rpc === 'initialize')).toHaveLength(1);
+  });
+
+  it('leaves out tools whose names models cannot call or another server already has, and says so', async () => {
+    const long = 's'.repeat(60);
+    const set = await open(
+      [
+        { name: 'calc', url: mcp.url, allowed_tools: ['deep__echo'] },
+        { name: 'calc__deep', url: mcp.url, allowed_tools: ['echo', 'add'] },
+        { name: long, url: mcp.url },
+      ],
+      options(),
+    );
+
+    expect(set.tools.map((t) => t.name)).toEqual(['calc__deep__echo', 'calc__deep__add']);
+    expect(await tool(set, 'calc__deep__echo').call({ text: 'x' }, context)).toBe('deep x');
+    expect(set.instructions).toEqual([
+      "The MCP server calc__deep has tools named like another server's (echo); they are left out.",
+      `The MCP server ${long} has tools whose names models cannot call (${FAKE_TOOLS.join(', ')}); they are left out.`,
+    ]);
   });
 
   it('calls a tool and answers its text parts joined, other parts as JSON', async () => {

@@ -16,6 +16,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentConfig } from '#contracts/agent';
 import { config } from '#core/config';
 import type { Logger } from '#core/log';
@@ -69,6 +70,11 @@ function withTimeout(signal: AbortSignal, ms: number): AbortSignal {
   return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
 }
 
+/** Whether the bound ran out: our own signal or the SDK's request timeout, whichever fired first. */
+function timedOut(signal: AbortSignal, error: unknown): boolean {
+  return signal.aborted || (error instanceof McpError && error.code === ErrorCode.RequestTimeout);
+}
+
 /** Connects to one server and lists all its tools (following `nextCursor`). */
 async function connect(server: McpServerConfig, options: McpOptions): Promise<Connection> {
   const headers = Object.fromEntries(Object.entries(server.headers ?? {}).map(([name, value]) => [name, resolveReferences(value, options.secrets)]));
@@ -90,7 +96,7 @@ async function connect(server: McpServerConfig, options: McpOptions): Promise<Co
   } catch (error) {
     await client.close().catch(() => undefined);
     options.signal.throwIfAborted();
-    if (signal.aborted) throw new Error(`no answer within ${options.connectTimeoutMs / 1000} s`);
+    if (timedOut(signal, error)) throw new Error(`no answer within ${options.connectTimeoutMs / 1000} s`);
     throw error;
   }
 }
@@ -122,7 +128,7 @@ function liveTool(server: McpServerConfig, tool: ListedTool, connection: Connect
         result = await connection.client.callTool({ name: tool.name, arguments: objectArguments(args) }, undefined, { signal, timeout: options.callTimeoutMs });
       } catch (error) {
         context.signal.throwIfAborted();
-        if (signal.aborted) throw new Error(`MCP server ${server.name}: ${tool.name} did not answer within ${options.callTimeoutMs / 1000} s`);
+        if (timedOut(signal, error)) throw new Error(`MCP server ${server.name}: ${tool.name} did not answer within ${options.callTimeoutMs / 1000} s`);
         throw new Error(`MCP server ${server.name} failed during ${tool.name}: ${describe(error)}`);
       }
       const text = contentText(result);
@@ -156,11 +162,14 @@ export async function openMcpServers(servers: McpServerConfig[], options: McpOpt
   // `allowed_tools: []` offers nothing: such a server is not even contacted.
   const wanted = servers.filter((server) => server.allowed_tools === undefined || server.allowed_tools.length > 0);
   const outcomes = await Promise.allSettled(wanted.map((server) => connect(server, options)));
-  options.signal.throwIfAborted();
+  const connections = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  if (options.signal.aborted) {
+    await Promise.allSettled(connections.map(closeConnection));
+    options.signal.throwIfAborted();
+  }
 
   const tools: Tool[] = [];
   const instructions: string[] = [];
-  const connections: Connection[] = [];
   wanted.forEach((server, index) => {
     const outcome = outcomes[index]!;
     if (outcome.status === 'rejected') {
@@ -171,7 +180,6 @@ export async function openMcpServers(servers: McpServerConfig[], options: McpOpt
       return;
     }
     const connection = outcome.value;
-    connections.push(connection);
     const allowed = server.allowed_tools === undefined ? undefined : new Set(server.allowed_tools);
     const listed = connection.tools.filter((tool) => !allowed || allowed.has(tool.name));
     const missing = [...(allowed ?? [])].filter((name) => !connection.tools.some((tool) => tool.name === name));
@@ -182,7 +190,12 @@ export async function openMcpServers(servers: McpServerConfig[], options: McpOpt
         `The MCP server ${server.name} has tools whose names models cannot call (${uncallable.map((tool) => tool.name).join(', ')}); they are left out.`,
       );
     }
-    tools.push(...listed.filter((tool) => !uncallable.includes(tool)).map((tool) => liveTool(server, tool, connection, options)));
+    // `a` with `b__c` and `a__b` with `c` are both `a__b__c`: the first server keeps the name.
+    const taken = listed.filter((tool) => !uncallable.includes(tool) && tools.some((other) => other.name === `${server.name}__${tool.name}`));
+    if (taken.length) {
+      instructions.push(`The MCP server ${server.name} has tools named like another server's (${taken.map((tool) => tool.name).join(', ')}); they are left out.`);
+    }
+    tools.push(...listed.filter((tool) => !uncallable.includes(tool) && !taken.includes(tool)).map((tool) => liveTool(server, tool, connection, options)));
   });
 
   return {
