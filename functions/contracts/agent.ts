@@ -34,6 +34,9 @@ const Credential = z
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
 
+// A tool's endpoint may carry a secret too (a key in its query string, a token in its path).
+const ToolUrl = HttpUrl.and(WithReferences);
+
 export const Provider = z.strictObject({
   name: z.enum(['openai', 'anthropic', 'bedrock']),
   credential: Credential.optional(),
@@ -49,16 +52,26 @@ export const TerminalTool = z.strictObject({
   timeout_seconds: z.int().min(1).max(300).optional(),
 });
 
-export const WebSearchTool = z.strictObject({
-  provider: z.enum(['searxng', 'brave', 'tavily']),
-  url: HttpUrl.optional(),
-  credential: Credential.optional(),
-  max_results: z.int().min(1).max(20).optional(),
-});
+export const WebSearchTool = z
+  .strictObject({
+    provider: z.enum(['searxng', 'brave', 'tavily']),
+    url: ToolUrl.optional(),
+    credential: Credential.optional(),
+    max_results: z.int().min(1).max(20).optional(),
+  })
+  // Refused at acceptance rather than failing every search of the run.
+  .superRefine((tool, ctx) => {
+    if (tool.provider === 'searxng' && tool.url === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: 'is required for provider searxng: the base URL of the SearXNG instance (its JSON API answers at <url>/search)' });
+    }
+    if (tool.provider !== 'searxng' && tool.credential === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['credential'], message: `is required for provider ${tool.provider}: a secret reference {{secret:NAME}} holding its API key` });
+    }
+  });
 
 export const McpServer = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 characters of A-Z, a-z, 0-9, _ or -'),
-  url: HttpUrl,
+  url: ToolUrl,
   headers: z.record(z.string().min(1).max(256), WithReferences.max(8192)).optional(),
   allowed_tools: z.array(z.string().min(1).max(128)).max(256).optional(),
 });
@@ -95,6 +108,8 @@ export function referencedSecrets(config: AgentConfig): string[] {
   const strings = [
     config.model.provider.credential,
     config.tools?.web_search?.credential,
+    config.tools?.web_search?.url,
+    ...(config.mcp_servers ?? []).map((server) => server.url),
     ...(config.mcp_servers ?? []).flatMap((server) => Object.values(server.headers ?? {})),
   ].filter((value): value is string => value !== undefined);
   return [...new Set(strings.flatMap(secretReferences))];

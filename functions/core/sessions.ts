@@ -43,8 +43,6 @@ export function assertRunnable(agent: AgentConfig): void {
   const missing = [
     !isProviderAvailable(agent.model.provider.name) && `model provider ${agent.model.provider.name}`,
     agent.tools?.terminal && 'tools.terminal',
-    agent.tools?.web_search && 'tools.web_search',
-    agent.mcp_servers?.length && 'mcp_servers',
   ].filter(Boolean);
   if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')} yet`);
   checkOutputFormat(agent.output_format);

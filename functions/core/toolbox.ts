@@ -4,6 +4,8 @@
  * has something to tell the model up front, instructions for the system prompt.
  */
 import type { AgentConfig } from '#contracts/agent';
+import { mcpToolSet } from '#functions/agent/tools/mcp';
+import { webSearchToolSet } from '#functions/agent/tools/web-search';
 import type { Tool } from '#functions/agent/types';
 import type { Invocation } from '#data/invocations';
 import type { Logger } from './log';
@@ -37,6 +39,8 @@ type ToolSetFactory = (agent: AgentConfig, context: ToolboxContext) => Promise<T
 
 // One entry per kind of tool; each returns undefined when the configuration does not ask for it.
 const factories: ToolSetFactory[] = [
+  webSearchToolSet,
+  mcpToolSet,
   openMemoryTools,
 ];
 
