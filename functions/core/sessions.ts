@@ -41,7 +41,6 @@ export function sessionView(session: Session) {
 export function assertRunnable(agent: AgentConfig): void {
   const missing = [
     !isProviderAvailable(agent.model.provider.name) && `model provider ${agent.model.provider.name}`,
-    agent.tools?.terminal && 'tools.terminal',
     agent.tools?.web_search && 'tools.web_search',
     agent.mcp_servers?.length && 'mcp_servers',
     agent.memory && 'memory',

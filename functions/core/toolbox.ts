@@ -4,6 +4,7 @@
  * has something to tell the model up front, instructions for the system prompt.
  */
 import type { AgentConfig } from '#contracts/agent';
+import { terminalTools } from '#functions/agent/tools/terminal';
 import type { Tool } from '#functions/agent/types';
 import type { Invocation } from '#data/invocations';
 import type { Logger } from './log';
@@ -35,7 +36,9 @@ export interface Toolbox {
 type ToolSetFactory = (agent: AgentConfig, context: ToolboxContext) => Promise<ToolSet | undefined>;
 
 // One entry per kind of tool; each returns undefined when the configuration does not ask for it.
-const factories: ToolSetFactory[] = [];
+const factories: ToolSetFactory[] = [
+  terminalTools,
+];
 
 /** Opens every tool the configuration asks for; tool names are unique across kinds. */
 export async function openToolbox(agent: AgentConfig, context: ToolboxContext): Promise<Toolbox> {
