@@ -8,6 +8,9 @@ import { z } from 'zod';
 /** The longest a command may run (`tools.terminal.timeout_seconds` is at most this). */
 export const MAX_COMMAND_SECONDS = 300;
 
+/** The sandbox function's own timeout: the longest command, plus room to kill it and answer. */
+export const SANDBOX_FUNCTION_TIMEOUT_SECONDS = MAX_COMMAND_SECONDS + 30;
+
 /**
  * Linux refuses a single argument longer than 128 KiB (MAX_ARG_STRLEN), and the command
  * is `bash -c`'s argument.
