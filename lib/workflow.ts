@@ -6,6 +6,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, type WorkflowFunctions } from '#functions/workflow/definition';
+import { bindSandbox, SandboxFunction } from './sandbox';
 import { bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
 
 /** Properties of a {@link Workflow}. */
@@ -80,6 +81,8 @@ export class Workflow extends Construct {
     bindPayloads(runSteps, props.payloads, 'write');
     bindSecrets(runSteps, props.secretPrefix, 'read');
     runSteps.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
+    // The terminal tool's commands run there, never in RunSteps itself.
+    bindSandbox(runSteps, new SandboxFunction(this, 'Sandbox'));
 
     const tasks = [startAttempt, runSteps, settleAttempt, recordOutcome];
     for (const fn of tasks) {

@@ -95,12 +95,14 @@ export interface SpawnChildOptions {
   guard?: boolean;
   /** Default: all three piped (the guard shell needs stdin piped). */
   stdio?: StdioOptions;
+  /** Default: this process's environment. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Spawns `command` in its own process group, keeping the tail of its output. */
 export function spawnChild(command: string, args: readonly string[], options: SpawnChildOptions = {}): ManagedChild {
   installExitHook();
-  const spawnOptions: SpawnOptions = { detached: true, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'] };
+  const spawnOptions: SpawnOptions = { detached: true, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'], ...(options.env ? { env: options.env } : {}) };
   const child = options.guard
     ? spawn('/bin/sh', ['-c', GUARD_SCRIPT, command, command, ...args], spawnOptions)
     : spawn(command, args, spawnOptions);

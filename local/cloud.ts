@@ -9,6 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
 import { invocationStateMachine } from '#functions/workflow/definition';
@@ -17,6 +19,7 @@ import { AwsServiceError, startAwsJsonServer, type AwsJsonService } from './aws-
 import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
 import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
+import { startLambda, type LocalFunction } from './lambda';
 import { startS3 } from './s3';
 import { createSecretsManager } from './secrets-manager';
 import { createSignIn, LOCAL_AUDIENCE } from './sign-in';
@@ -144,6 +147,7 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
     FOUNDER_EMAILS: process.env.FOUNDER_EMAILS ?? 'dev@localhost',
     INVOCATION_QUOTA: process.env.INVOCATION_QUOTA ?? '1000',
     STATE_MACHINE_ARN: stateMachineArn(INVOCATION_STATE_MACHINE),
+    SANDBOX_FUNCTION_NAME: 'agent-sessions-sandbox',
     ATTEMPT_TIMEOUT_SECONDS: process.env.ATTEMPT_TIMEOUT_SECONDS ?? '900',
     MAX_ATTEMPTS: process.env.MAX_ATTEMPTS ?? '3',
     ...(process.env.MODEL_CATALOGUE ? { MODEL_CATALOGUE: process.env.MODEL_CATALOGUE } : {}),
@@ -162,6 +166,12 @@ function invocationMachine(env: Record<string, string>) {
     attemptTimeoutSeconds,
   );
   return { name: INVOCATION_STATE_MACHINE, definition };
+}
+
+/** The functions the service invokes itself (through the local Lambda endpoint). */
+function invokedFunctions(env: Record<string, string>): LocalFunction[] {
+  const module = fileURLToPath(new URL('../functions/sandbox/run-command.ts', import.meta.url));
+  return [{ name: env.SANDBOX_FUNCTION_NAME!, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS }];
 }
 
 function valueOf<T>(result: PromiseSettledResult<T>): T {
@@ -208,6 +218,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     const env = staticEnv(`${baseUrl}/local`, options.env ?? {});
     applyEnv(env);
     const stateMachines = [invocationMachine(env)];
+    // Stopped after the emulators, and so after the task functions that invoke it.
+    const lambda = await startLambda({ functions: invokedFunctions(env) });
+    cleanups.push(lambda.stop);
 
     let stepFunctions: StepFunctions | undefined;
     const awsJsonServices = Promise.all([
@@ -261,6 +274,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
         AWS_ENDPOINT_URL_S3: s3.endpoint,
         AWS_ENDPOINT_URL_SECRETS_MANAGER: awsJson.endpoint,
         AWS_ENDPOINT_URL_SFN: awsJson.endpoint,
+        AWS_ENDPOINT_URL_LAMBDA: lambda.endpoint,
       },
       options.env,
     );

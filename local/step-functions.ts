@@ -3,7 +3,7 @@
  * StartExecution (idempotent by name and input, as on AWS), DescribeExecution,
  * StopExecution and ListExecutions, for state machines registered at start. Executions
  * run their definition in aws-local-stepfunctions. Every `lambda:invoke` Task runs its
- * function in a child process (a sandbox, `lambda-runner.ts`), so crashes, timeouts and
+ * function in a child process (a sandbox, `lambda-sandboxes.ts`), so crashes, timeouts and
  * stops end the process as they end a Lambda execution environment, with the errors
  * Step Functions reports for them. Sandboxes stay warm between invocations of the same
  * function, as Lambda's do, and one spare waits with Node and tsx loaded: a cold start
@@ -26,9 +26,8 @@ import {
 } from 'aws-local-stepfunctions';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
 import { AwsServiceError, type AwsJsonService } from './aws-json';
-import { spawnChild, typeScriptEntry, type ManagedChild } from './child-process';
 import { LocalCloudError } from './errors';
-import type { InvokeAnswer, InvokeMessage, LambdaError } from './lambda-runner';
+import { createSandboxPool, functionArn, type Sandbox } from './lambda-sandboxes';
 import { stateFile } from './state-file';
 
 // aws-local-stepfunctions calls Promise.withResolvers (Node 22+) when it arms a Task's
@@ -118,12 +117,9 @@ type JsonValue = Parameters<TaskHandlers[string]>[0];
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 const ARN_PREFIX = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}`;
 const DEFAULT_FUNCTIONS_DIR = fileURLToPath(new URL('../functions/workflow/', import.meta.url));
-const RUNNER = new URL('./lambda-runner.ts', import.meta.url);
 const MAX_FUNCTION_TIMEOUT_MS = 900_000;
 // The library's own default when a Task sets no TimeoutSeconds (AWS has none).
 const DEFAULT_TASK_TIMEOUT_SECONDS = 60;
-// Lambda keeps an idle execution environment for minutes; so do we, within reason.
-const IDLE_SANDBOX_MS = 5 * 60_000;
 // Step Functions passes at most 256 KiB between states.
 const MAX_DATA_BYTES = 256 * 1024;
 // AWS forgets closed executions after 90 days.
@@ -133,7 +129,6 @@ const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const STATE_MACHINE_ARN = new RegExp(`^${ARN_PREFIX}:stateMachine:[A-Za-z0-9_-]{1,80}$`);
 const EXECUTION_ARN = new RegExp(`^${ARN_PREFIX}:execution:[A-Za-z0-9_-]{1,80}:[A-Za-z0-9_-]{1,80}$`);
 const STATUSES: readonly string[] = ['RUNNING', 'SUCCEEDED', 'FAILED', 'TIMED_OUT', 'ABORTED', 'PENDING_REDRIVE'];
-const SIGNAL_WORDS: Partial<Record<NodeJS.Signals, string>> = { SIGKILL: 'killed', SIGTERM: 'terminated', SIGSEGV: 'segmentation fault' };
 
 /** The ARN of a registered state machine. */
 export function stateMachineArn(name: string): string {
@@ -141,7 +136,6 @@ export function stateMachineArn(name: string): string {
 }
 
 const seconds = (epochMs: number) => epochMs / 1000;
-const functionArn = (name: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${name}`;
 
 /**
  * An error as a Task state sees it: the library's Catch and Retry match `name` as Error and
@@ -151,169 +145,6 @@ function taskError(name: string, cause: string, terminal = false): Error {
   const error = new Error(cause);
   error.name = name;
   return terminal ? Object.assign(error, { isRetryable: false, isCatchable: false }) : error;
-}
-
-/** A function error as the lambda:invoke integration reports it: Error = errorType, Cause = the error as JSON. */
-function functionError(error: LambdaError): Error {
-  return taskError(error.errorType, JSON.stringify(error));
-}
-
-function runtimeExit(awsRequestId: string, code: number | null, signal: NodeJS.Signals | null): Error {
-  const how = signal ? `signal: ${SIGNAL_WORDS[signal] ?? signal}` : code !== null ? `exit status ${code}` : 'it could not be reached';
-  const errorMessage = `RequestId: ${awsRequestId} Error: Runtime exited with error: ${how}`;
-  return functionError({ errorType: 'Runtime.ExitError', errorMessage });
-}
-
-/** One Lambda execution environment: a child process serving one function, one invocation at a time. */
-class Sandbox {
-  readonly child: ManagedChild;
-  private pending?: { awsRequestId: string; resolve(payload: string): void; reject(error: Error): void };
-  /** The process is gone. */
-  private closed = false;
-  /** It takes no more invocations: killed, or ending by itself after a fatal error. */
-  private retired = false;
-  /** Set at the first invocation: an execution environment serves one function. */
-  functionName?: string;
-  idleTimer?: NodeJS.Timeout;
-
-  constructor(onEnd: (sandbox: Sandbox) => void) {
-    // Output goes where the cloud's goes, as the service's logs; 'ipc' carries invocations.
-    this.child = spawnChild(process.execPath, typeScriptEntry(RUNNER), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const child = this.child.process;
-    // A warm sandbox must not keep the cloud's process alive; a busy one is awaited anyway.
-    child.unref();
-    child.channel?.unref();
-    child.on('message', (answer: InvokeAnswer) => this.settle(answer));
-    const end = (code: number | null, signal: NodeJS.Signals | null) => {
-      if (this.pending) this.fail(runtimeExit(this.pending.awsRequestId, code, signal));
-      // Whatever it started goes with it, as a Lambda environment is torn down whole.
-      this.signalGroup();
-      this.closed = true;
-      onEnd(this);
-    };
-    // 'close', not 'exit': an answer sent just before exiting is delivered before 'close'.
-    child.once('close', end);
-    void this.child.exited.then((exit) => exit.error && end(null, null));
-  }
-
-  /** Alive and not retired: it may take an invocation. */
-  get usable(): boolean {
-    return !this.closed && !this.retired;
-  }
-
-  /** Runs one invocation; resolves with the result as JSON text, rejects with the task error. */
-  invoke(message: Omit<InvokeMessage, 'deadline'>, timeoutMs: number): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const errorMessage = `RequestId: ${message.awsRequestId} Error: Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`;
-        this.kill(functionError({ errorType: 'Sandbox.Timedout', errorMessage }));
-      }, timeoutMs);
-      const settled = <T>(next: (value: T) => void) => (value: T) => {
-        clearTimeout(timer);
-        this.pending = undefined;
-        next(value);
-      };
-      this.pending = { awsRequestId: message.awsRequestId, resolve: settled(resolve), reject: settled(reject) };
-      this.child.process.send({ ...message, deadline: Date.now() + timeoutMs } satisfies InvokeMessage, (error) => {
-        if (error) this.kill(runtimeExit(message.awsRequestId, null, null));
-      });
-    });
-  }
-
-  /** SIGKILL to its whole process group (tools it started go too); the invocation fails with `reason`. */
-  kill(reason: Error): void {
-    this.fail(reason);
-    this.retired = true;
-    this.signalGroup();
-  }
-
-  private signalGroup(): void {
-    const pid = this.child.process.pid;
-    if (this.closed || pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-
-  private settle(answer: InvokeAnswer): void {
-    if (this.pending?.awsRequestId !== answer.awsRequestId) return;
-    if ('payload' in answer) {
-      this.pending.resolve(answer.payload);
-      return;
-    }
-    // The runner exits after such an answer: no invocation may be sent to it meanwhile.
-    if (answer.final) this.retired = true;
-    this.pending.reject(functionError(answer.error));
-  }
-
-  private fail(error: Error): void {
-    this.pending?.reject(error);
-  }
-}
-
-/** Warm sandboxes by function, the spare, and every sandbox alive, to kill them all on stop. */
-function createSandboxPool() {
-  const idle = new Map<string, Sandbox[]>();
-  const all = new Set<Sandbox>();
-  let spare: Sandbox | undefined;
-  let closed = false;
-
-  function forget(sandbox: Sandbox): void {
-    all.delete(sandbox);
-    clearTimeout(sandbox.idleTimer);
-    if (spare === sandbox) spare = undefined;
-    const list = idle.get(sandbox.functionName ?? '');
-    if (list?.includes(sandbox)) list.splice(list.indexOf(sandbox), 1);
-  }
-
-  function spawn(): Sandbox {
-    const sandbox = new Sandbox(forget);
-    all.add(sandbox);
-    return sandbox;
-  }
-
-  /** Starts a spare unless one is waiting: spawned before it is needed, in the environment as it is now. */
-  function replenish(): void {
-    if (!closed && !spare) spare = spawn();
-  }
-
-  return {
-    replenish,
-
-    /** A warm sandbox of the function, else the spare, else a new one. */
-    acquire(functionName: string): Sandbox {
-      const list = idle.get(functionName) ?? [];
-      // One killed for idling stays listed until its process is gone.
-      for (let warm = list.pop(); warm; warm = list.pop()) {
-        clearTimeout(warm.idleTimer);
-        if (warm.usable) return warm;
-      }
-      const sandbox = spare?.usable ? spare : spawn();
-      spare = undefined;
-      sandbox.functionName = functionName;
-      replenish();
-      return sandbox;
-    },
-
-    /** Keeps a sandbox warm after an invocation, unless it ended or the pool is closed. */
-    release(sandbox: Sandbox): void {
-      if (!sandbox.usable || closed) return;
-      sandbox.idleTimer = setTimeout(() => sandbox.kill(new Error('idle')), IDLE_SANDBOX_MS).unref();
-      const list = idle.get(sandbox.functionName!) ?? [];
-      list.push(sandbox);
-      idle.set(sandbox.functionName!, list);
-    },
-
-    /** Kills every sandbox and waits until they are gone. */
-    async close(): Promise<void> {
-      closed = true;
-      const sandboxes = [...all];
-      for (const sandbox of sandboxes) sandbox.kill(new Error('the local Step Functions stopped'));
-      await Promise.all(sandboxes.map((sandbox) => sandbox.child.exited));
-    },
-  };
 }
 
 /** Checks what the local interpreter can run faithfully and finds the Tasks to dispatch. */

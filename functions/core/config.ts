@@ -94,6 +94,10 @@ export const config = {
   get waitSliceSeconds(): number | undefined {
     return process.env.WAIT_SLICE_SECONDS ? positiveInteger('WAIT_SLICE_SECONDS', 25) : undefined;
   },
+  /** The sandbox function the terminal tool runs commands in. */
+  get sandboxFunctionName() {
+    return required('SANDBOX_FUNCTION_NAME');
+  },
   /** Models `GET /models` offers. */
   get modelCatalogue(): CatalogueModel[] {
     return parseModelCatalogue(process.env.MODEL_CATALOGUE || DEFAULT_MODEL_CATALOGUE);

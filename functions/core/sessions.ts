@@ -42,7 +42,6 @@ export function sessionView(session: Session) {
 export function assertRunnable(agent: AgentConfig): void {
   const missing = [
     !isProviderAvailable(agent.model.provider.name) && `model provider ${agent.model.provider.name}`,
-    agent.tools?.terminal && 'tools.terminal',
   ].filter(Boolean);
   if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')} yet`);
   checkOutputFormat(agent.output_format);

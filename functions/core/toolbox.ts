@@ -5,6 +5,7 @@
  */
 import type { AgentConfig } from '#contracts/agent';
 import { mcpToolSet } from '#functions/agent/tools/mcp';
+import { terminalTools } from '#functions/agent/tools/terminal';
 import { webSearchToolSet } from '#functions/agent/tools/web-search';
 import type { Tool } from '#functions/agent/types';
 import type { Invocation } from '#data/invocations';
@@ -39,6 +40,7 @@ type ToolSetFactory = (agent: AgentConfig, context: ToolboxContext) => Promise<T
 
 // One entry per kind of tool; each returns undefined when the configuration does not ask for it.
 const factories: ToolSetFactory[] = [
+  terminalTools,
   webSearchToolSet,
   mcpToolSet,
   openMemoryTools,

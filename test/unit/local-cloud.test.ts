@@ -55,7 +55,7 @@ describe('startLocalCloud', { timeout: 30_000 }, () => {
       AWS_REQUEST_CHECKSUM_CALCULATION: 'WHEN_REQUIRED',
       AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
     });
-    for (const name of ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL_SECRETS_MANAGER']) {
+    for (const name of ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL_SECRETS_MANAGER', 'AWS_ENDPOINT_URL_LAMBDA']) {
       expect(new URL(env[name]!).hostname, name).toBe('127.0.0.1');
       expect(process.env[name]).toBe(env[name]);
     }
@@ -70,6 +70,7 @@ describe('startLocalCloud', { timeout: 30_000 }, () => {
     expect(await answers(cloud.baseUrl)).toBe(false);
     expect(await answers(env.AWS_ENDPOINT_URL_DYNAMODB!)).toBe(false);
     expect(await answers(env.AWS_ENDPOINT_URL_S3!)).toBe(false);
+    expect(await answers(env.AWS_ENDPOINT_URL_LAMBDA!)).toBe(false);
     expect((await readdir(dataDir)).sort()).toEqual(['dynamodb', 's3', 'secrets.json', 'signing-key.json']);
   });
 

@@ -1,0 +1,67 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
+import type { ServiceFunction } from './service-function';
+
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The function the terminal tool runs commands in (`functions/sandbox/run-command.ts`).
+ * What runs there is whatever the model writes, so its role may do nothing at all: no
+ * managed policy, no statement, not even CloudWatch Logs or X-Ray, so the credentials
+ * Lambda hands the function are worth nothing to a command that finds them. The function
+ * writes no logs on purpose (a command's output goes back to the caller, which records it
+ * in the trace); Lambda's attempts to create its log group simply fail.
+ */
+export class SandboxFunction extends NodejsFunction {
+  /** The function's own role, always present (the base class types it as optional). */
+  declare readonly role: Role;
+
+  constructor(scope: Construct, id: string) {
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: 'Terminal tool sandbox: deliberately without any permission',
+    });
+    super(scope, id, {
+      entry: `${projectRoot}functions/sandbox/run-command.ts`,
+      projectRoot,
+      depsLockFilePath: `${projectRoot}package-lock.json`,
+      description: 'Terminal tool sandbox: runs one command, with no permissions',
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      // Commands are shell work, not compute; more memory would buy CPU nobody asked for.
+      memorySize: 512,
+      // Past the longest command a configuration may allow, so the handler itself kills a
+      // command that runs out of time and answers, rather than Lambda ending the function.
+      timeout: Duration.seconds(SANDBOX_FUNCTION_TIMEOUT_SECONDS),
+      // Active tracing would need X-Ray permissions on the role.
+      tracing: Tracing.DISABLED,
+      role,
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        minify: true,
+        // Nothing of the function is logged, so source maps would serve no stack trace.
+        sourceMap: false,
+        externalModules: [],
+      },
+    });
+
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-L1',
+      reason: 'Functions target nodejs22.x on purpose: the contract pins it, and the local cloud runs the same code on Node 20/22.',
+    });
+  }
+}
+
+/** Lets `fn` invoke the sandbox function, that function only, and tells it the function's name. */
+export function bindSandbox(fn: ServiceFunction, sandbox: SandboxFunction): void {
+  // The unqualified ARN only: the tool invokes $LATEST by name, never a version or alias.
+  fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['lambda:InvokeFunction'], resources: [sandbox.functionArn] }));
+  fn.addEnvironment('SANDBOX_FUNCTION_NAME', sandbox.functionName);
+}

@@ -1,0 +1,201 @@
+/**
+ * Local Lambda execution environments ("sandboxes"), shared by the local Step Functions
+ * (its `lambda:invoke` tasks) and the local Lambda endpoint: each is a child process
+ * (`lambda-runner.ts`) serving one function, one invocation at a time, in its own process
+ * group, so crashes, timeouts and kills end it as they end an environment on Lambda, with
+ * the errors Lambda reports for them. A pool keeps them warm between invocations of the
+ * same function and one spare ready with Node and tsx loaded.
+ */
+import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
+import { spawnChild, typeScriptEntry, type ManagedChild } from './child-process';
+import type { InvokeAnswer, InvokeMessage, LambdaError } from './lambda-runner';
+
+const RUNNER = new URL('./lambda-runner.ts', import.meta.url);
+// Lambda keeps an idle execution environment for minutes; so do we, within reason.
+const IDLE_SANDBOX_MS = 5 * 60_000;
+const SIGNAL_WORDS: Partial<Record<NodeJS.Signals, string>> = { SIGKILL: 'killed', SIGTERM: 'terminated', SIGSEGV: 'segmentation fault' };
+
+/** The ARN of a local function. */
+export const functionArn = (name: string) => `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:${name}`;
+
+/**
+ * An error of the function, shaped as Lambda reports it (`error`). Its `name` is the
+ * errorType and its `message` the error as JSON: what the lambda:invoke integration shows
+ * a Task state as Error and Cause.
+ */
+export class FunctionError extends Error {
+  constructor(readonly error: LambdaError) {
+    super(JSON.stringify(error));
+    this.name = error.errorType;
+  }
+}
+
+function functionError(error: LambdaError): Error {
+  return new FunctionError(error);
+}
+
+export interface SandboxPoolOptions {
+  /** The environment of every sandbox; default this process's, as it is at each spawn. */
+  env?: NodeJS.ProcessEnv;
+}
+
+function runtimeExit(awsRequestId: string, code: number | null, signal: NodeJS.Signals | null): Error {
+  const how = signal ? `signal: ${SIGNAL_WORDS[signal] ?? signal}` : code !== null ? `exit status ${code}` : 'it could not be reached';
+  const errorMessage = `RequestId: ${awsRequestId} Error: Runtime exited with error: ${how}`;
+  return functionError({ errorType: 'Runtime.ExitError', errorMessage });
+}
+
+/** One Lambda execution environment: a child process serving one function, one invocation at a time. */
+export class Sandbox {
+  readonly child: ManagedChild;
+  private pending?: { awsRequestId: string; resolve(payload: string): void; reject(error: Error): void };
+  /** The process is gone. */
+  private closed = false;
+  /** It takes no more invocations: killed, or ending by itself after a fatal error. */
+  private retired = false;
+  /** Set at the first invocation: an execution environment serves one function. */
+  functionName?: string;
+  idleTimer?: NodeJS.Timeout;
+
+  constructor(onEnd: (sandbox: Sandbox) => void, env?: NodeJS.ProcessEnv) {
+    // Output goes where the cloud's goes, as the service's logs; 'ipc' carries invocations.
+    this.child = spawnChild(process.execPath, typeScriptEntry(RUNNER), {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      ...(env ? { env } : {}),
+    });
+    const child = this.child.process;
+    // A warm sandbox must not keep the cloud's process alive; a busy one is awaited anyway.
+    child.unref();
+    child.channel?.unref();
+    child.on('message', (answer: InvokeAnswer) => this.settle(answer));
+    const end = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (this.pending) this.fail(runtimeExit(this.pending.awsRequestId, code, signal));
+      // Whatever it started goes with it, as a Lambda environment is torn down whole.
+      this.signalGroup();
+      this.closed = true;
+      onEnd(this);
+    };
+    // 'close', not 'exit': an answer sent just before exiting is delivered before 'close'.
+    child.once('close', end);
+    void this.child.exited.then((exit) => exit.error && end(null, null));
+  }
+
+  /** Alive and not retired: it may take an invocation. */
+  get usable(): boolean {
+    return !this.closed && !this.retired;
+  }
+
+  /** Runs one invocation; resolves with the result as JSON text, rejects with a `FunctionError` or the reason it was killed. */
+  invoke(message: Omit<InvokeMessage, 'deadline'>, timeoutMs: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const errorMessage = `RequestId: ${message.awsRequestId} Error: Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`;
+        this.kill(functionError({ errorType: 'Sandbox.Timedout', errorMessage }));
+      }, timeoutMs);
+      const settled = <T>(next: (value: T) => void) => (value: T) => {
+        clearTimeout(timer);
+        this.pending = undefined;
+        next(value);
+      };
+      this.pending = { awsRequestId: message.awsRequestId, resolve: settled(resolve), reject: settled(reject) };
+      this.child.process.send({ ...message, deadline: Date.now() + timeoutMs } satisfies InvokeMessage, (error) => {
+        if (error) this.kill(runtimeExit(message.awsRequestId, null, null));
+      });
+    });
+  }
+
+  /** SIGKILL to its whole process group (tools it started go too); the invocation fails with `reason`. */
+  kill(reason: Error): void {
+    this.fail(reason);
+    this.retired = true;
+    this.signalGroup();
+  }
+
+  private signalGroup(): void {
+    const pid = this.child.process.pid;
+    if (this.closed || pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+
+  private settle(answer: InvokeAnswer): void {
+    if (this.pending?.awsRequestId !== answer.awsRequestId) return;
+    if ('payload' in answer) {
+      this.pending.resolve(answer.payload);
+      return;
+    }
+    // The runner exits after such an answer: no invocation may be sent to it meanwhile.
+    if (answer.final) this.retired = true;
+    this.pending.reject(functionError(answer.error));
+  }
+
+  private fail(error: Error): void {
+    this.pending?.reject(error);
+  }
+}
+
+/** Warm sandboxes by function, the spare, and every sandbox alive, to kill them all on stop. */
+export function createSandboxPool(options: SandboxPoolOptions = {}) {
+  const idle = new Map<string, Sandbox[]>();
+  const all = new Set<Sandbox>();
+  let spare: Sandbox | undefined;
+  let closed = false;
+
+  function forget(sandbox: Sandbox): void {
+    all.delete(sandbox);
+    clearTimeout(sandbox.idleTimer);
+    if (spare === sandbox) spare = undefined;
+    const list = idle.get(sandbox.functionName ?? '');
+    if (list?.includes(sandbox)) list.splice(list.indexOf(sandbox), 1);
+  }
+
+  function spawn(): Sandbox {
+    const sandbox = new Sandbox(forget, options.env);
+    all.add(sandbox);
+    return sandbox;
+  }
+
+  /** Starts a spare unless one is waiting: spawned before it is needed, in the environment as it is now. */
+  function replenish(): void {
+    if (!closed && !spare) spare = spawn();
+  }
+
+  return {
+    replenish,
+
+    /** A warm sandbox of the function, else the spare, else a new one. */
+    acquire(functionName: string): Sandbox {
+      const list = idle.get(functionName) ?? [];
+      // One killed for idling stays listed until its process is gone.
+      for (let warm = list.pop(); warm; warm = list.pop()) {
+        clearTimeout(warm.idleTimer);
+        if (warm.usable) return warm;
+      }
+      const sandbox = spare?.usable ? spare : spawn();
+      spare = undefined;
+      sandbox.functionName = functionName;
+      replenish();
+      return sandbox;
+    },
+
+    /** Keeps a sandbox warm after an invocation, unless it ended or the pool is closed. */
+    release(sandbox: Sandbox): void {
+      if (!sandbox.usable || closed) return;
+      sandbox.idleTimer = setTimeout(() => sandbox.kill(new Error('idle')), IDLE_SANDBOX_MS).unref();
+      const list = idle.get(sandbox.functionName!) ?? [];
+      list.push(sandbox);
+      idle.set(sandbox.functionName!, list);
+    },
+
+    /** Kills every sandbox and waits until they are gone. */
+    async close(): Promise<void> {
+      closed = true;
+      const sandboxes = [...all];
+      for (const sandbox of sandboxes) sandbox.kill(new Error('the local cloud stopped'));
+      await Promise.all(sandboxes.map((sandbox) => sandbox.child.exited));
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import 'aws-sdk-client-mock-vitest/extend';
+import { InvokeCommand, LambdaClient, ResourceNotFoundException, type InvokeCommandOutput } from '@aws-sdk/client-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { AgentConfig } from '#contracts/agent';
+import type { ToolboxContext } from '#core/toolbox';
+import type { Invocation } from '#data/invocations';
+import { terminalTools, workspaceOf } from '#functions/agent/tools/terminal';
+import type { Tool } from '#functions/agent/types';
+
+const model = { name: 'm', provider: { name: 'openai' as const } };
+const context = (organizationId = 'org_a', invocationKey = 'key-1') =>
+  ({ organizationId, invocation: { invocation_key: invocationKey } as Invocation, secrets: new Map(), signal: new AbortController().signal }) satisfies ToolboxContext;
+// The client wraps payload bytes in a blob adapter; the tool reads them as bytes only.
+const payload = (value: unknown) => Buffer.from(JSON.stringify(value)) as unknown as InvokeCommandOutput['Payload'];
+const sent = (lambda: ReturnType<typeof mockClient>) => JSON.parse(Buffer.from(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.Payload as Uint8Array).toString('utf8'));
+
+async function terminal(agent: AgentConfig = { model, tools: { terminal: {} } }): Promise<Tool> {
+  const set = await terminalTools(agent, context());
+  return set!.tools[0]!;
+}
+
+describe('the terminal tool', () => {
+  const lambda = mockClient(LambdaClient);
+
+  beforeEach(() => {
+    lambda.reset();
+    vi.stubEnv('SANDBOX_FUNCTION_NAME', 'sandbox-fn');
+  });
+
+  it('is there only when the configuration asks for it', async () => {
+    expect(await terminalTools({ model }, context())).toBeUndefined();
+    expect(await terminalTools({ model, tools: {} }, context())).toBeUndefined();
+    const tool = await terminal();
+    expect(tool.name).toBe('terminal');
+    expect(tool.parameters).toMatchObject({ type: 'object', required: ['command'] });
+  });
+
+  it("sends the command to the sandbox function with the invocation's workspace and the configured timeout", async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: 'hi\n', stderr: '', timed_out: false }) });
+    const tool = await terminal({ model, tools: { terminal: { timeout_seconds: 7 } } });
+
+    const result = await tool.call({ command: 'echo hi' }, { signal: new AbortController().signal });
+
+    expect(lambda).toHaveReceivedCommandWith(InvokeCommand, { FunctionName: 'sandbox-fn' });
+    expect(sent(lambda)).toEqual({ workspace: workspaceOf('org_a', 'key-1'), command: 'echo hi', timeout_seconds: 7 });
+    expect(result).toBe('exit code: 0\n--- stdout ---\nhi\n--- stderr ---\n(empty)');
+  });
+
+  it('runs commands for 30 s when the configuration does not say', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: '', stderr: '', timed_out: false }) });
+
+    await (await terminal()).call({ command: 'true' }, { signal: new AbortController().signal });
+
+    expect(sent(lambda).timeout_seconds).toBe(30);
+  });
+
+  it('says when a command timed out and when output was cut', async () => {
+    lambda.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      Payload: payload({ exit_code: null, signal: 'SIGKILL', stdout: 'partial', stderr: 'e', timed_out: true, stdout_truncated: true }),
+    });
+
+    const result = await (await terminal()).call({ command: 'sleep 99' }, { signal: new AbortController().signal });
+
+    expect(result).toBe(
+      'timed out after 30 s: the command and everything it started were killed\n' +
+        '--- stdout (the first 32768 bytes; the rest was dropped) ---\npartial\n--- stderr ---\ne',
+    );
+  });
+
+  it('throws the function error of the sandbox, for the model to read', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, FunctionError: 'Unhandled', Payload: payload({ errorType: 'Sandbox.Timedout', errorMessage: 'Task timed out' }) });
+
+    await expect((await terminal()).call({ command: 'x' }, { signal: new AbortController().signal })).rejects.toThrow(
+      'the sandbox could not run the command: Sandbox.Timedout: Task timed out',
+    );
+  });
+
+  it('lets a failure of Lambda itself through as an error', async () => {
+    lambda.on(InvokeCommand).rejects(new ResourceNotFoundException({ message: 'Function not found', $metadata: {} }));
+
+    await expect((await terminal()).call({ command: 'x' }, { signal: new AbortController().signal })).rejects.toThrow('Function not found');
+  });
+
+  it.each([[{}], [{ command: '' }], [{ command: 42 }], [null], [{ command: 'x'.repeat(128 * 1024) }]])(
+    'refuses arguments without a usable command %#, invoking nothing',
+    async (args) => {
+      await expect((await terminal()).call(args, { signal: new AbortController().signal })).rejects.toThrow(/command/);
+      expect(lambda).not.toHaveReceivedCommand(InvokeCommand);
+    },
+  );
+
+  it('gives each invocation of each organization its own workspace', () => {
+    const ids = [workspaceOf('org_a', 'k'), workspaceOf('org_b', 'k'), workspaceOf('org_a', 'k2'), workspaceOf('org_a', 'k')];
+
+    expect(ids[0]).toMatch(/^[0-9a-f]{64}$/);
+    expect(new Set(ids).size).toBe(3);
+  });
+});

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, readdir, rm, utimes, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_OUTPUT_BYTES, type SandboxResult } from '#contracts/sandbox';
+import { handler } from '#functions/sandbox/run-command';
+
+// Real commands in real processes: the handler's temporary directory is pointed at a
+// directory of this test file's own.
+const workspaceId = (name: string) => createHash('sha256').update(name).digest('hex');
+const run = (command: string, workspace = 'w1', timeout_seconds = 10) =>
+  handler({ workspace: workspaceId(workspace), command, timeout_seconds }) as Promise<SandboxResult>;
+
+/** Whether a process still runs (a zombie waiting for its parent to reap it does not count). */
+async function running(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  return stat !== undefined && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+/** Waits until the process is gone, for at most `ms`; answers whether it went. */
+async function gone(pid: number, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!(await running(pid))) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
+}
+
+let root: string;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'sandbox-test-'));
+  process.env.TMPDIR = root;
+});
+
+afterAll(async () => {
+  process.env = saved;
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('the sandbox function', () => {
+  it('answers with the exit code, stdout and stderr', async () => {
+    const result = await run('echo out; echo err >&2; exit 3');
+
+    expect(result).toEqual({ exit_code: 3, stdout: 'out\n', stderr: 'err\n', timed_out: false });
+  });
+
+  it('keeps files between commands of one workspace, and shows them to no other', async () => {
+    const first = await run('echo hi > f.txt; pwd', 'persist-a');
+    const again = await run('cat f.txt', 'persist-a');
+    const other = await run('ls -A; cat f.txt', 'persist-b');
+
+    expect(first.stdout).toBe(`${join(root, 'workspaces', workspaceId('persist-a'))}\n`);
+    expect(again).toMatchObject({ exit_code: 0, stdout: 'hi\n' });
+    expect(other.exit_code).toBe(1);
+    expect(other.stdout).toBe('');
+    expect(other.stderr).toContain('No such file');
+  });
+
+  it('gives the command no variable of its own process, credentials least of all', async () => {
+    process.env.AWS_ACCESS_KEY_ID = 'AKIACANARY0000000000';
+    process.env.AWS_SECRET_ACCESS_KEY = 'secret-canary-value';
+    process.env.AWS_SESSION_TOKEN = 'session-canary-value';
+    process.env.OPENAI_API_KEY = 'sk-canary-value';
+
+    const result = await run('env', 'env-check');
+
+    const names = result.stdout.trim().split('\n').map((line) => line.slice(0, line.indexOf('=')));
+    expect(new Set(names)).toEqual(new Set(['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'SHLVL', '_']));
+    expect(result.stdout).not.toMatch(/canary/i);
+    const workspace = join(root, 'workspaces', workspaceId('env-check'));
+    expect(result.stdout).toContain(`HOME=${workspace}\n`);
+    expect(result.stdout).toContain(`TMPDIR=${workspace}\n`);
+  });
+
+  it('kills the command and everything it started when it runs out of time', async () => {
+    const result = await run('sleep 60 & echo $!; sleep 60', 'timeout', 1);
+
+    expect(result).toMatchObject({ exit_code: null, signal: 'SIGKILL', timed_out: true });
+    const background = Number(result.stdout.trim());
+    expect(background).toBeGreaterThan(0);
+    expect(await gone(background)).toBe(true);
+  });
+
+  it('ends what a finished command left running in the background', async () => {
+    const result = await run('sleep 60 >/dev/null 2>&1 & echo $!', 'background');
+
+    expect(result).toMatchObject({ exit_code: 0, timed_out: false });
+    expect(await gone(Number(result.stdout.trim()))).toBe(true);
+  });
+
+  it('keeps the first 32 KiB of each stream and says the rest was dropped', async () => {
+    const result = await run('head -c 5000000 /dev/zero | tr "\\0" a; head -c 40000 /dev/zero | tr "\\0" b >&2', 'caps');
+
+    expect(result.exit_code).toBe(0);
+    expect(result.stdout).toBe('a'.repeat(MAX_OUTPUT_BYTES));
+    expect(result.stderr).toBe('b'.repeat(MAX_OUTPUT_BYTES));
+    expect(result).toMatchObject({ stdout_truncated: true, stderr_truncated: true });
+  });
+
+  it('answers with text for output that is not UTF-8', async () => {
+    const result = await run("printf 'ok \\377\\376\\000 end'; head -c 2000 /dev/urandom >&2", 'binary');
+
+    expect(result.exit_code).toBe(0);
+    expect(result.stdout).toBe('ok \uFFFD\uFFFD\u0000 end');
+    expect(JSON.parse(JSON.stringify(result))).toEqual(result);
+  });
+
+  it('gives the command no input', async () => {
+    const result = await run('cat; echo "read $?"', 'stdin');
+
+    expect(result).toMatchObject({ exit_code: 0, stdout: 'read 0\n' });
+  });
+
+  it('removes workspaces unused for a day, and only those', async () => {
+    const workspaces = join(root, 'workspaces');
+    const stale = join(workspaces, workspaceId('stale'));
+    const recent = join(workspaces, workspaceId('recent'));
+    await mkdir(stale, { recursive: true });
+    await mkdir(recent, { recursive: true });
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+    await utimes(stale, twoDaysAgo, twoDaysAgo);
+
+    await run('true', 'sweeper');
+
+    const left = await readdir(workspaces);
+    expect(left).not.toContain(workspaceId('stale'));
+    expect(left).toEqual(expect.arrayContaining([workspaceId('recent'), workspaceId('sweeper')]));
+  });
+
+  it.each([
+    [{ workspace: '../../etc', command: 'true', timeout_seconds: 1 }, /workspace/],
+    [{ workspace: workspaceId('x'), command: '', timeout_seconds: 1 }, /command/],
+    [{ workspace: workspaceId('x'), command: 'true', timeout_seconds: 301 }, /timeout_seconds/],
+    [{ workspace: workspaceId('x'), command: 'x'.repeat(128 * 1024), timeout_seconds: 1 }, /command/],
+    [null, /invalid sandbox request/],
+  ])('refuses a malformed request %#', async (event, message) => {
+    await expect(handler(event)).rejects.toThrow(message);
+  });
+});
