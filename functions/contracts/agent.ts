@@ -34,11 +34,22 @@ const Credential = z
 
 const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
 
-export const Provider = z.strictObject({
-  name: z.enum(['openai', 'anthropic', 'bedrock']),
-  credential: Credential.optional(),
-  url: HttpUrl.optional(),
-});
+export const Provider = z
+  .strictObject({
+    name: z.enum(['openai', 'anthropic', 'bedrock']),
+    credential: Credential.optional(),
+    url: HttpUrl.optional(),
+  })
+  .superRefine((provider, ctx) => {
+    // Bedrock runs on the service's own IAM role at the deployment's endpoint: a key or
+    // another address would be silently ignored, so it is refused.
+    if (provider.name !== 'bedrock') return;
+    for (const field of ['credential', 'url'] as const) {
+      if (provider[field] !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `bedrock takes no ${field}: it runs with the service's own AWS role and endpoint` });
+      }
+    }
+  });
 
 export const ModelConfig = z.strictObject({
   name: z.string().min(1).max(256),
