@@ -124,6 +124,7 @@ function toProviderError(error: unknown): ProviderError {
     return new ProviderError(`bedrock answered ${error.name}${status ? ` (HTTP ${status})` : ''}: ${error.message}`, 'bedrock', retryable, status);
   }
   // No answer at all: a timeout, a refused or dropped connection.
+  if (error instanceof Error && error.name === 'TimeoutError') return new ProviderError('bedrock did not answer in time', 'bedrock', true);
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new ProviderError(`bedrock could not be reached: ${reason}`, 'bedrock', true);
 }
