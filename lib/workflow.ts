@@ -6,7 +6,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, type WorkflowFunctions } from '#functions/workflow/definition';
-import { bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
+import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
 
 /** Properties of a {@link Workflow}. */
 export interface WorkflowProps {
@@ -30,6 +30,11 @@ export interface WorkflowProps {
    * @default 90
    */
   readonly spanRetentionDays?: number;
+  /**
+   * Bedrock model ids (the catalogue's `bedrock/` entries) RunSteps may invoke; no others.
+   * @default none
+   */
+  readonly bedrockModels?: readonly string[];
 }
 
 /** The longest a Lambda function may run, and so the longest one RunSteps slice. */
@@ -79,6 +84,7 @@ export class Workflow extends Construct {
     bindPayloads(runSteps, props.payloads, 'read');
     bindPayloads(runSteps, props.payloads, 'write');
     bindSecrets(runSteps, props.secretPrefix, 'read');
+    bindBedrockModels(runSteps, props.bedrockModels ?? []);
     runSteps.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
 
     const tasks = [startAttempt, runSteps, settleAttempt, recordOutcome];
