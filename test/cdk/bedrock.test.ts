@@ -46,12 +46,21 @@ function grants(statements: Statement[]): Set<string> {
 }
 
 describe('Bedrock access', () => {
-  it('lets only RunSteps invoke the default catalogue Bedrock model, in its own Region', () => {
+  it('lets only RunSteps invoke the default catalogue Bedrock model, through its global inference profile', () => {
     const { template } = synthesize({ founderEmails: 'founder@example.com' });
 
-    expect(bedrockStatements(template)).toEqual({
-      [RUN_STEPS]: [{ Effect: 'Allow', Action: 'bedrock:InvokeModel', Resource: foundationModel('anthropic.claude-3-5-haiku-20241022-v1:0') }],
-    });
+    const statements = bedrockStatements(template);
+    expect(Object.keys(statements)).toEqual([RUN_STEPS]);
+    const viaProfile = profile('global.anthropic.claude-haiku-4-5-20251001-v1:0');
+    expect(grants(statements[RUN_STEPS]!)).toEqual(
+      new Set([
+        grant(viaProfile),
+        // `*` also matches the empty Region of a global profile's model ARN.
+        grant(arn('arn:', { Ref: 'AWS::Partition' }, ':bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0'), {
+          StringEquals: { 'bedrock:InferenceProfileArn': viaProfile },
+        }),
+      ]),
+    );
   });
 
   it('grants exactly the catalogue models: foundation models, and inference profiles with their model only through the profile', () => {
@@ -79,7 +88,7 @@ describe('Bedrock access', () => {
   });
 
   it('grants nothing on Bedrock when the catalogue has no Bedrock model', () => {
-    const { template } = synthesize({ founderEmails: 'founder@example.com', modelCatalogue: 'openai/gpt-4.1,anthropic/claude-sonnet-4-5' });
+    const { template } = synthesize({ founderEmails: 'founder@example.com', modelCatalogue: 'openai/gpt-4.1,anthropic/claude-sonnet-4-6' });
 
     expect(bedrockStatements(template)).toEqual({});
   });

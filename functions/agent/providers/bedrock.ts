@@ -18,6 +18,9 @@ import { ProviderError } from '../errors';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../types';
 import { toTurns, type TurnBlock } from './turns';
 
+/** The SDK's type of free-form JSON (tool inputs and schemas); ours is plain JSON too. */
+type Document = ContentBlock.ToolUseMember['toolUse']['input'];
+
 // Three tries in all, the standard strategy's backoff between them.
 const MAX_ATTEMPTS = 3;
 // Per try; the attempt's own watchdog bounds the rest.
@@ -62,7 +65,7 @@ function toBlock(block: TurnBlock): ContentBlock {
     case 'text':
       return { text: block.text };
     case 'tool_use':
-      return { toolUse: { toolUseId: block.id, name: block.name, input: block.input as ContentBlock.ToolUseMember['toolUse']['input'] } };
+      return { toolUse: { toolUseId: block.id, name: block.name, input: block.input as Document } };
     case 'tool_result':
       return { toolResult: { toolUseId: block.id, content: [{ text: block.content }] } };
   }
@@ -80,7 +83,7 @@ function requestBody(request: ModelRequest): ConverseCommandInput {
       ? {
           toolConfig: {
             tools: request.tools.map((tool) => ({
-              toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.parameters as never } },
+              toolSpec: { name: tool.name, description: tool.description, inputSchema: { json: tool.parameters as Document } },
             })),
           },
         }
