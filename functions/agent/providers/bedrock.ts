@@ -19,7 +19,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '../types';
 import { toTurns, type TurnBlock } from './turns';
 
 /** The SDK's type of free-form JSON (tool inputs and schemas); ours is plain JSON too. */
-type Document = ContentBlock.ToolUseMember['toolUse']['input'];
+type Document = NonNullable<ContentBlock.ToolUseMember['toolUse']['input']>;
 
 // Three tries in all, the standard strategy's backoff between them.
 const MAX_ATTEMPTS = 3;
