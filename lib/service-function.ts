@@ -192,6 +192,34 @@ export function bindCursorKey(fn: ServiceFunction, cursorKey: ISecret): void {
   fn.addEnvironment('CURSOR_KEY_SECRET_ID', cursorKey.secretArn);
 }
 
+/** Geographies of Bedrock's system-defined cross-region inference profiles (`us.anthropic.claude-…`). */
+const INFERENCE_PROFILE = /^(?:us|us-gov|eu|apac|jp|au|ca|global)\.(.+)$/;
+
+/**
+ * Lets `fn` call Converse (`bedrock:InvokeModel`) on exactly the Bedrock `models` and no
+ * other: a foundation model id in the stack's region; a cross-region inference profile id
+ * on that profile, and on its foundation model in whichever region the profile routes to,
+ * but only through that profile.
+ */
+export function bindBedrockModels(fn: ServiceFunction, models: readonly string[]): void {
+  const stack = Stack.of(fn);
+  const invoke = (resources: string[], conditions?: Record<string, Record<string, string>>) =>
+    fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['bedrock:InvokeModel'], resources, ...(conditions ? { conditions } : {}) }));
+  const foundationModels = models.filter((id) => !INFERENCE_PROFILE.test(id));
+  if (foundationModels.length) invoke(foundationModels.map((id) => `arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${id}`));
+  for (const id of models) {
+    const model = INFERENCE_PROFILE.exec(id)?.[1];
+    if (!model) continue;
+    const profile = `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${id}`;
+    invoke([profile]);
+    invoke([`arn:${stack.partition}:bedrock:*::foundation-model/${model}`], { StringEquals: { 'bedrock:InferenceProfileArn': profile } });
+    Validations.of(fn.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${model}]`,
+      reason: `The inference profile ${id} routes to ${model} in Regions Bedrock picks (empty for global profiles); the grant holds only for calls made through that profile.`,
+    });
+  }
+}
+
 /** ARN pattern of every secret whose name starts with `prefix`. */
 function secretsArn(scope: Construct, prefix: string): string {
   const stack = Stack.of(scope);

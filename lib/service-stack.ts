@@ -1,6 +1,7 @@
 import { Annotations, type App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { DEFAULT_MODEL_CATALOGUE, parseModelCatalogue } from '#core/config';
 import { routes } from '#functions/routes';
 import { Api } from './api';
 import { Auth } from './auth';
@@ -82,6 +83,10 @@ export class ServiceStack extends Stack {
       maxAttempts: props.maxAttempts,
       // Span items and their payload objects expire together.
       spanRetentionDays: PAYLOAD_RETENTION_DAYS,
+      // The run route accepts exactly these on bedrock; the role may invoke exactly these.
+      bedrockModels: parseModelCatalogue(props.modelCatalogue ?? DEFAULT_MODEL_CATALOGUE)
+        .filter((model) => model.provider === 'bedrock')
+        .map((model) => model.name),
     });
     // One key per deployment signs every list cursor; only `cursors` routes may read it.
     const cursorKey = new Secret(this, 'CursorKey', {

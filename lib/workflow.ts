@@ -7,7 +7,7 @@ import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cd
 import { Construct } from 'constructs';
 import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, type WorkflowFunctions } from '#functions/workflow/definition';
 import { bindSandbox, SandboxFunction } from './sandbox';
-import { bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
+import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
 
 /** Properties of a {@link Workflow}. */
 export interface WorkflowProps {
@@ -31,6 +31,11 @@ export interface WorkflowProps {
    * @default 90
    */
   readonly spanRetentionDays?: number;
+  /**
+   * Bedrock model ids (the catalogue's `bedrock/` entries) RunSteps may invoke; no others.
+   * @default none
+   */
+  readonly bedrockModels?: readonly string[];
 }
 
 /** The longest a Lambda function may run, and so the longest one RunSteps slice. */
@@ -80,6 +85,7 @@ export class Workflow extends Construct {
     bindPayloads(runSteps, props.payloads, 'read');
     bindPayloads(runSteps, props.payloads, 'write');
     bindSecrets(runSteps, props.secretPrefix, 'read');
+    bindBedrockModels(runSteps, props.bedrockModels ?? []);
     runSteps.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
     // The terminal tool's commands run there, never in RunSteps itself.
     bindSandbox(runSteps, new SandboxFunction(this, 'Sandbox'));

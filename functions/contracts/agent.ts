@@ -37,11 +37,22 @@ const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 // A tool's endpoint may carry a secret too (a key in its query string, a token in its path).
 const ToolUrl = HttpUrl.and(WithReferences);
 
-export const Provider = z.strictObject({
-  name: z.enum(['openai', 'anthropic', 'bedrock']),
-  credential: Credential.optional(),
-  url: HttpUrl.optional(),
-});
+export const Provider = z
+  .strictObject({
+    name: z.enum(['openai', 'anthropic', 'bedrock']),
+    credential: Credential.optional(),
+    url: HttpUrl.optional(),
+  })
+  .superRefine((provider, ctx) => {
+    // Bedrock runs on the service's own IAM role at the deployment's endpoint: a key or
+    // another address would be silently ignored, so it is refused.
+    if (provider.name !== 'bedrock') return;
+    for (const field of ['credential', 'url'] as const) {
+      if (provider[field] !== undefined) {
+        ctx.addIssue({ code: 'custom', path: [field], message: `bedrock takes no ${field}: it runs with the service's own AWS role and endpoint` });
+      }
+    }
+  });
 
 export const ModelConfig = z.strictObject({
   name: z.string().min(1).max(256),

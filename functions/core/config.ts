@@ -36,8 +36,12 @@ export function parseModelCatalogue(raw: string): CatalogueModel[] {
     });
 }
 
+/**
+ * Current models of each provider. Claude 4.5 and later run on Bedrock only through
+ * inference profiles; the global one works from every commercial Region.
+ */
 export const DEFAULT_MODEL_CATALOGUE =
-  'openai/gpt-4.1,openai/gpt-4.1-mini,anthropic/claude-sonnet-4-5,anthropic/claude-haiku-4-5,bedrock/anthropic.claude-3-5-haiku-20241022-v1:0';
+  'openai/gpt-4.1,openai/gpt-4.1-mini,anthropic/claude-sonnet-4-6,anthropic/claude-haiku-4-5,bedrock/global.anthropic.claude-haiku-4-5-20251001-v1:0';
 
 export const config = {
   /** The single DynamoDB table. */

@@ -36,8 +36,9 @@ export function sessionView(session: Session) {
 }
 
 /**
- * Refuses configurations this deployment cannot run yet, before anything is recorded:
- * a configuration must never be accepted and then quietly run without a part of it.
+ * Refuses configurations this deployment cannot run (a feature not offered yet, a Bedrock
+ * model outside its catalogue), before anything is recorded: a configuration must never
+ * be accepted and then fail or quietly run without a part of it.
  */
 export function assertRunnable(agent: AgentConfig): void {
   const missing = [
@@ -45,6 +46,11 @@ export function assertRunnable(agent: AgentConfig): void {
   ].filter(Boolean);
   if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')} yet`);
   checkOutputFormat(agent.output_format);
+  const { name, provider } = agent.model;
+  // The service's role may invoke exactly the catalogue's Bedrock models, nothing else.
+  if (provider.name === 'bedrock' && !config.modelCatalogue.some((model) => model.provider === 'bedrock' && model.name === name)) {
+    throw new InvalidInputError(`bedrock model ${name} is not in this deployment's catalogue (GET /models)`);
+  }
 }
 
 export type RunAnswer =

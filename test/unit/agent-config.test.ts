@@ -32,11 +32,19 @@ describe('agent configuration', () => {
     ['max_steps above 200', { ...minimal, max_steps: 201 }, 'max_steps'],
     ['an unknown generation', { ...minimal, memory: { group: 'g', generation: ['always'] } }, 'generation'],
     ['an unknown output type', { ...minimal, output_format: { type: 'xml' } }, 'output_format'],
+    ['a credential for bedrock', { model: { name: 'm', provider: { name: 'bedrock', credential: '{{secret:AWS}}' } } }, 'bedrock takes no credential'],
+    ['a url for bedrock', { model: { name: 'm', provider: { name: 'bedrock', url: 'https://bedrock.example.com' } } }, 'bedrock takes no url'],
   ])('refuses %s', (_case, input, hint) => {
     const result = AgentConfig.safeParse(input);
 
     expect(result.success).toBe(false);
     expect(JSON.stringify(result.error!.issues)).toContain(hint);
+  });
+
+  it('accepts bedrock with neither credential nor url, and the others with both', () => {
+    expect(AgentConfig.safeParse({ model: { name: 'm', provider: { name: 'bedrock' } } }).success).toBe(true);
+    const elsewhere = { credential: '{{secret:K}}', url: 'https://models.example.com' };
+    expect(AgentConfig.safeParse({ model: { name: 'm', provider: { name: 'anthropic', ...elsewhere } } }).success).toBe(true);
   });
 
   it('finds references embedded in text and refuses near-misses', () => {

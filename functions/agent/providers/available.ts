@@ -6,7 +6,7 @@ import type { AgentConfig } from '#contracts/agent';
 
 export type ProviderName = AgentConfig['model']['provider']['name'];
 
-export const AVAILABLE_PROVIDERS: readonly ProviderName[] = ['openai'];
+export const AVAILABLE_PROVIDERS: readonly ProviderName[] = ['openai', 'anthropic', 'bedrock'];
 
 /** Whether this deployment can run agents on the named provider. */
 export function isProviderAvailable(name: ProviderName): boolean {

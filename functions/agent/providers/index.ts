@@ -5,7 +5,9 @@
 import { InvalidInputError } from '#core/errors';
 import type { AgentConfig } from '#contracts/agent';
 import type { ModelProvider } from '../types';
+import { createAnthropicProvider } from './anthropic';
 import type { ProviderName } from './available';
+import { createBedrockProvider } from './bedrock';
 import { createOpenAIProvider } from './openai';
 
 type ProviderConfig = AgentConfig['model']['provider'];
@@ -19,6 +21,9 @@ type ProviderFactory = (config: ProviderConfig, credential: string | undefined, 
 
 const factories: Partial<Record<ProviderName, ProviderFactory>> = {
   openai: (config, credential, options) => createOpenAIProvider({ url: config.url, credential, timeoutMs: options.timeoutMs }),
+  anthropic: (config, credential, options) => createAnthropicProvider({ url: config.url, credential, timeoutMs: options.timeoutMs }),
+  // The configuration schema refuses a credential or url for bedrock: the role signs, the environment points.
+  bedrock: (_config, _credential, options) => createBedrockProvider({ timeoutMs: options.timeoutMs }),
 };
 
 /** The provider for `model.provider`, given its resolved credential. */
