@@ -79,12 +79,13 @@ export class Workflow extends Construct {
     bindPayloads(runSteps, props.payloads, 'read');
     bindPayloads(runSteps, props.payloads, 'write');
     bindSecrets(runSteps, props.secretPrefix, 'read');
-    runSteps.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
 
     const tasks = [startAttempt, runSteps, settleAttempt, recordOutcome];
     for (const fn of tasks) {
       fn.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
       fn.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
+      // Attempt items (StartAttempt) and span items (RunSteps) expire with the window.
+      fn.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
     }
 
     const functions: WorkflowFunctions = {
