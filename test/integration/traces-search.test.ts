@@ -177,7 +177,8 @@ describe('GET /traces', () => {
     const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), given: {} })).toString('base64url');
     const traceCursor = (await request('GET', '/traces/k4?payloads=false', { token })).body.next_cursor;
 
-    for (const changed of [{ agent_name: 'beta' }, { agent_name: 'alpha', status: 'FAILED' }, { status: 'FAILED' }, { agent_name: 'alpha', since: '2020-01-01T00:00:00Z' }]) {
+    const changes: Record<string, string>[] = [{ agent_name: 'beta' }, { agent_name: 'alpha', status: 'FAILED' }, { status: 'FAILED' }, { agent_name: 'alpha', since: '2020-01-01T00:00:00Z' }];
+    for (const changed of changes) {
       const { status, body } = await search(token, { ...changed, after: cursor });
       expect(status, JSON.stringify(changed)).toBe(400);
       expect(body.message).toMatch(/filters/);
