@@ -4,6 +4,7 @@
  */
 import { startLocalCloud } from '#local/cloud';
 import { benchInvocations } from './invocations';
+import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
 
 process.env.LOG_LEVEL ??= 'error';
@@ -12,6 +13,7 @@ try {
   console.log(`local cloud at ${cloud.baseUrl} (node ${process.version}, ${process.platform}/${process.arch})`);
   await benchWhoami(cloud);
   await benchInvocations(cloud);
+  await benchTraces(cloud);
 } finally {
   await cloud.stop();
 }
