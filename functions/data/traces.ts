@@ -51,11 +51,15 @@ const toSpan = (item: Record<string, unknown>) =>
 const LAST_ATTEMPT = 999;
 const LAST_SEQ = 999_999;
 
-/** Errors a retry may not see again: throttling, a server fault, or no connection at all. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN']);
+
+/** Errors a retry may not see again: throttling, a server fault, a timeout or a lost connection. */
 function isTransient(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  const fault = (error as { $fault?: string; $metadata?: unknown }).$fault;
-  return fault === 'server' || /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded/.test(error.name) || !('$metadata' in error);
+  const { $fault, code } = error as { $fault?: string; code?: string };
+  return $fault === 'server' ||
+    /Throttl|ProvisionedThroughputExceeded|RequestLimitExceeded|TimeoutError/.test(error.name) ||
+    (code !== undefined && CONNECTION_ERRORS.has(code));
 }
 
 /**

@@ -360,6 +360,21 @@ describe('ServiceStack', () => {
       });
     });
 
+    it('indexes invocations for trace search, one sparse index per filter sorted by started_at', () => {
+      const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
+      const indexes = table!.Properties.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown; Projection: unknown }[];
+      for (const filter of ['org', 'agent', 'revision', 'status', 'session']) {
+        expect(indexes.find((index) => index.IndexName === `traces_by_${filter}`), filter).toEqual({
+          IndexName: `traces_by_${filter}`,
+          KeySchema: [
+            { AttributeName: `tr_${filter}`, KeyType: 'HASH' },
+            { AttributeName: 'started_at', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        });
+      }
+    });
+
     it('drops deletion protection when the context says so', () => {
       synthesize({ tableDeletionProtection: 'false' }).template.hasResourceProperties('AWS::DynamoDB::Table', {
         DeletionProtectionEnabled: false,
