@@ -5,6 +5,7 @@
 import { startLocalCloud } from '#local/cloud';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
+import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
 
 process.env.LOG_LEVEL ??= 'error';
@@ -14,6 +15,7 @@ try {
   await benchWhoami(cloud);
   await benchInvocations(cloud);
   await benchHarness(cloud);
+  await benchTraces(cloud);
 } finally {
   await cloud.stop();
 }

@@ -62,6 +62,9 @@ export const routes = [
   // Waits are served in slices (WAIT_SLICE_SECONDS) below API Gateway's ~29 s.
   { method: 'POST', path: '/sessions/{id}', handler: 'run-session', auth: 'principal', access: [...authenticated, 'workflow:start'], timeoutSeconds: 30 },
   { method: 'GET', path: '/sessions/{id}', handler: 'get-session', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/traces', handler: 'list-traces', auth: 'principal', access: [...authenticated, 'cursors'] },
+  // Reads span payloads from the bucket; never writes them.
+  { method: 'GET', path: '/traces/{invocation_key}', handler: 'get-trace', auth: 'principal', access: [...authenticated, 'payloads:read', 'cursors'] },
   { method: 'GET', path: '/memories', handler: 'list-memories', auth: 'principal', access: [...authenticated, 'cursors'] },
   { method: 'DELETE', path: '/memories/{id}', handler: 'delete-memory', auth: 'principal', access: authenticated },
   // A large group is deleted in batches of 25.

@@ -27,6 +27,11 @@ export interface ApiProps {
   readonly secretPrefix: string;
   /** The invocation state machine, which `workflow:*` routes start and stop. */
   readonly stateMachine: StateMachine;
+  /**
+   * Seconds spans are kept after their invocation started. Every table reader gets it:
+   * DynamoDB deletes expired items late, so reads must judge expiry themselves.
+   */
+  readonly spanRetentionSeconds: number;
   /** The key list cursors are signed with, which `cursors` routes read. */
   readonly cursorKey: ISecret;
   /** Variables every route that authenticates its caller needs: token issuer and audience, beta settings. */
@@ -112,7 +117,10 @@ export class Api extends Construct {
 /** Grants `fn` exactly what its route's access list names, and the configuration that goes with it. */
 function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiProps): void {
   const binders: Record<Access, () => void> = {
-    'table:read': () => bindTable(fn, props.table, 'read'),
+    'table:read': () => {
+      bindTable(fn, props.table, 'read');
+      fn.addEnvironment('SPAN_RETENTION_SECONDS', String(props.spanRetentionSeconds));
+    },
     'table:write': () => bindTable(fn, props.table, 'write'),
     'payloads:read': () => bindPayloads(fn, props.payloads, 'read'),
     'payloads:write': () => bindPayloads(fn, props.payloads, 'write'),

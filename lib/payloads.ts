@@ -2,17 +2,21 @@ import { Duration } from 'aws-cdk-lib';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
-/** Days a span payload object is kept before S3 expires it. */
-export const PAYLOAD_RETENTION_DAYS = 90;
 
 /** Days server access logs of the payload bucket are kept. */
 const ACCESS_LOG_RETENTION_DAYS = 365;
+
+/** Properties of {@link Payloads}. */
+export interface PayloadsProps {
+  /** Days a payload object (and an attempt checkpoint) is kept: the span retention window. */
+  readonly retentionDays: number;
+}
 
 /** The S3 bucket of span payloads: model and tool inputs and outputs, kept out of table items for their size. */
 export class Payloads extends Construct {
   readonly bucket: Bucket;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: PayloadsProps) {
     super(scope, id);
     // Payloads hold model and tool inputs and outputs, so every access to them is logged.
     const accessLogs = new Bucket(this, 'AccessLogs', {
@@ -34,7 +38,7 @@ export class Payloads extends Construct {
       lifecycleRules: [
         {
           id: 'expire-payloads',
-          expiration: Duration.days(PAYLOAD_RETENTION_DAYS),
+          expiration: Duration.days(props.retentionDays),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
       ],

@@ -5,7 +5,7 @@ import { DEFAULT_MODEL_CATALOGUE, parseModelCatalogue } from '#core/config';
 import { routes } from '#functions/routes';
 import { Api } from './api';
 import { Auth } from './auth';
-import { PAYLOAD_RETENTION_DAYS, Payloads } from './payloads';
+import { Payloads } from './payloads';
 import { ServiceTable } from './table';
 import { Workflow } from './workflow';
 
@@ -25,7 +25,16 @@ export interface ServiceStackProps extends StackProps {
   readonly attemptTimeoutSeconds?: number;
   /** Attempts an invocation may make before it fails; {@link Workflow}'s default when absent. */
   readonly maxAttempts?: number;
+  /**
+   * Days spans, attempts and payloads are kept after their invocation started: the S3
+   * lifecycle rule and every function's SPAN_RETENTION_SECONDS.
+   * @default 90
+   */
+  readonly spanRetentionDays?: number;
 }
+
+/** The span retention the interface spec names (90 days). */
+const DEFAULT_SPAN_RETENTION_DAYS = 90;
 
 const DEFAULT_STACK_NAME = 'AgentSessionService';
 
@@ -37,7 +46,7 @@ export class ServiceStack extends Stack {
   /**
    * The stack as `cdk deploy -c name=value` describes it: `stackName`, `founderEmails`,
    * `invocationQuota`, `modelCatalogue`, `tableDeletionProtection`, `secretPrefix`,
-   * `attemptTimeoutSeconds`, `maxAttempts`.
+   * `attemptTimeoutSeconds`, `maxAttempts`, `spanRetentionDays`.
    */
   static fromContext(app: App): ServiceStack {
     const context = (name: string): unknown => app.node.tryGetContext(name);
@@ -57,6 +66,7 @@ export class ServiceStack extends Stack {
       secretPrefix: optionalString(context('secretPrefix')) ?? `agent-sessions/${stackName}/`,
       attemptTimeoutSeconds: optionalInteger('attemptTimeoutSeconds'),
       maxAttempts: optionalInteger('maxAttempts'),
+      spanRetentionDays: optionalInteger('spanRetentionDays'),
     });
   }
 
@@ -72,8 +82,10 @@ export class ServiceStack extends Stack {
       );
     }
 
+    // One window for span items (TTL), attempt items (TTL), payload objects (lifecycle) and reads.
+    const spanRetentionDays = props.spanRetentionDays ?? DEFAULT_SPAN_RETENTION_DAYS;
     const { table } = new ServiceTable(this, 'Table', { deletionProtection: props.tableDeletionProtection });
-    const { bucket } = new Payloads(this, 'Payloads');
+    const { bucket } = new Payloads(this, 'Payloads', { retentionDays: spanRetentionDays });
     const auth = new Auth(this, 'Auth');
     const { stateMachine } = new Workflow(this, 'Workflow', {
       table,
@@ -81,8 +93,7 @@ export class ServiceStack extends Stack {
       secretPrefix: props.secretPrefix,
       attemptTimeoutSeconds: props.attemptTimeoutSeconds,
       maxAttempts: props.maxAttempts,
-      // Span items and their payload objects expire together.
-      spanRetentionDays: PAYLOAD_RETENTION_DAYS,
+      spanRetentionDays,
       // The run route accepts exactly these on bedrock; the role may invoke exactly these.
       bedrockModels: parseModelCatalogue(props.modelCatalogue ?? DEFAULT_MODEL_CATALOGUE)
         .filter((model) => model.provider === 'bedrock')
@@ -104,6 +115,7 @@ export class ServiceStack extends Stack {
       payloads: bucket,
       secretPrefix: props.secretPrefix,
       stateMachine,
+      spanRetentionSeconds: spanRetentionDays * 86_400,
       authenticatedEnvironment: {
         AUTH_ISSUER: auth.issuer,
         AUTH_AUDIENCE: auth.audience,

@@ -86,7 +86,6 @@ export class Workflow extends Construct {
     bindPayloads(runSteps, props.payloads, 'write');
     bindSecrets(runSteps, props.secretPrefix, 'read');
     bindBedrockModels(runSteps, props.bedrockModels ?? []);
-    runSteps.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
     // The terminal tool's commands run there, never in RunSteps itself.
     bindSandbox(runSteps, new SandboxFunction(this, 'Sandbox'));
 
@@ -94,6 +93,8 @@ export class Workflow extends Construct {
     for (const fn of tasks) {
       fn.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
       fn.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
+      // Attempt items (StartAttempt) and span items (RunSteps) expire with the window.
+      fn.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
     }
 
     const functions: WorkflowFunctions = {

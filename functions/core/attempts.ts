@@ -70,7 +70,7 @@ export async function startNextAttempt(organizationId: string, invocationKey: st
   }
   if (attempts.length >= config.maxAttempts) throw new AttemptsExhaustedError(`all ${config.maxAttempts} attempts have run`);
   const number = attempts.length + 1;
-  await putAttempt(organizationId, invocationKey, number, now);
+  await putAttempt(organizationId, invocation, number, now);
   return number;
 }
 

@@ -8,7 +8,7 @@ import { cursorKey } from '#data/cursor-key';
 import { InvalidInputError } from './errors';
 
 /** The lists that page with signed cursors. */
-export type CursorKind = 'audit' | 'sessions' | 'memories';
+export type CursorKind = 'audit' | 'sessions' | 'memories' | 'trace' | 'traces';
 
 /** What a cursor carries: its binding plus the list's own position fields. */
 export interface CursorPayload {

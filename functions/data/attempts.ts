@@ -2,7 +2,8 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { dynamo, isConditionFailure, queryPrefix } from './dynamo';
-import type { Failure, InvocationStatus } from './invocations';
+import { spansExpireAt } from '#core/retention';
+import type { Failure, Invocation, InvocationStatus } from './invocations';
 import { keys } from './keys';
 
 export interface Usage {
@@ -31,14 +32,27 @@ export async function listAttempts(organizationId: string, invocationKey: string
   }) as Attempt);
 }
 
-/** Records a new attempt as RUNNING; false when that number exists (the task ran twice). */
-export async function putAttempt(organizationId: string, invocationKey: string, number: number, startedAt: string): Promise<boolean> {
+/**
+ * Records a new attempt as RUNNING, expiring with its invocation's spans; false when that
+ * number exists (the task ran twice).
+ */
+export async function putAttempt(
+  organizationId: string,
+  invocation: Pick<Invocation, 'invocation_key' | 'started_at'>,
+  number: number,
+  startedAt: string,
+): Promise<boolean> {
   const attempt: Attempt = { number, status: 'RUNNING', started_at: startedAt, usage: { input_tokens: 0, output_tokens: 0 }, steps: 0 };
   try {
     await dynamo.send(
       new PutCommand({
         TableName: config.tableName,
-        Item: { ...keys.attempt(organizationId, invocationKey, number), type: 'Attempt', ...attempt },
+        Item: {
+          ...keys.attempt(organizationId, invocation.invocation_key, number),
+          type: 'Attempt',
+          ...attempt,
+          expires_at: spansExpireAt(invocation.started_at),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );

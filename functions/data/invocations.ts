@@ -131,7 +131,12 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
         {
           Put: {
             TableName: config.tableName,
-            Item: { ...keys.invocation(organizationId, invocation.invocation_key), type: 'Invocation', ...invocation },
+            Item: {
+              ...keys.invocation(organizationId, invocation.invocation_key),
+              type: 'Invocation',
+              ...invocation,
+              ...keys.traceListing(organizationId, invocation),
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
@@ -231,6 +236,7 @@ export interface OutcomeInput {
 export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
   const { organizationId, invocation, endedAt, answer, failure, session } = input;
   const succeeded = answer !== undefined;
+  const status: InvocationStatus = succeeded ? 'SUCCEEDED' : 'FAILED';
   const cursor = session.message_count + 1;
   try {
     await transactWrite({
@@ -239,13 +245,15 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
           Update: {
             TableName: config.tableName,
             Key: keys.invocation(organizationId, invocation.invocation_key),
+            // tr_status moves the invocation to its outcome's partition of the status index.
             UpdateExpression: succeeded
-              ? 'SET #status = :status, ended_at = :now, answer_cursor = :cursor'
-              : 'SET #status = :status, ended_at = :now, failure = :failure',
+              ? 'SET #status = :status, tr_status = :listed, ended_at = :now, answer_cursor = :cursor'
+              : 'SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure',
             ConditionExpression: '#status = :running',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
-              ':status': succeeded ? 'SUCCEEDED' : 'FAILED',
+              ':status': status,
+              ':listed': keys.traceListing(organizationId, { ...invocation, status }).tr_status,
               ':running': 'RUNNING',
               ':now': endedAt,
               ...(succeeded ? { ':cursor': cursor } : { ':failure': failure }),

@@ -11,6 +11,7 @@ const invocationPartition = (organizationId: string, invocationKey: string) => `
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 // The group is the partition's last part and organization ids hold no `#`, so any group name keeps the key unambiguous.
 const memoryPartition = (organizationId: string, group: string) => `MEMORY#${organizationId}#${group}`;
+const traces = (organizationId: string) => `TRACES#${organizationId}`;
 
 export const keys = {
   /** An organization: its quota counter and founder. */
@@ -85,6 +86,38 @@ export const keys = {
    * Deleting its session deletes it, so the key is free again (see `invocationRef`).
    */
   invocation: (organizationId: string, invocationKey: string): Key => ({ pk: org(organizationId), sk: `INV#${invocationKey}` }),
+
+  /**
+   * An invocation item's places in the trace search indexes, each sorted by `started_at`.
+   * Sparse: an invocation without a recorded name or revision is absent from that index,
+   * so those filters never match it. `tr_status` is rewritten when the outcome is recorded.
+   */
+  traceListing: (
+    organizationId: string,
+    invocation: { session_id: string; status: string; agent_name?: string; agent_revision?: string },
+  ) => ({
+    tr_org: traces(organizationId),
+    tr_session: `${traces(organizationId)}#SESSION#${invocation.session_id}`,
+    tr_status: `${traces(organizationId)}#STATUS#${invocation.status}`,
+    ...(invocation.agent_name ? { tr_agent: `${traces(organizationId)}#AGENT#${invocation.agent_name}` } : {}),
+    ...(invocation.agent_revision ? { tr_revision: `${traces(organizationId)}#REV#${invocation.agent_revision}` } : {}),
+  }),
+  /**
+   * Where GET /traces reads for one filter: the index, its partition attribute and value
+   * (invocations of the organization newest first by `started_at`).
+   */
+  tracesBy: (
+    organizationId: string,
+    filter: { kind: 'org' } | { kind: 'agent' | 'revision' | 'status' | 'session'; value: string },
+  ) => {
+    if (filter.kind === 'org') return { index: 'traces_by_org', attribute: 'tr_org', value: traces(organizationId) };
+    const labels = { agent: 'AGENT', revision: 'REV', status: 'STATUS', session: 'SESSION' } as const;
+    return {
+      index: `traces_by_${filter.kind}`,
+      attribute: `tr_${filter.kind}`,
+      value: `${traces(organizationId)}#${labels[filter.kind]}#${filter.value}`,
+    };
+  },
 
   /** Everything an invocation partition holds (attempts and spans): what a session delete removes. */
   invocationContents: (organizationId: string, invocationKey: string) => ({ pk: invocationPartition(organizationId, invocationKey) }),

@@ -46,6 +46,22 @@ export async function getJson(key: string): Promise<string | undefined> {
   }
 }
 
+/**
+ * The bytes of a stored object, only its first `firstBytes` when given (a ranged read), or
+ * undefined when there is none. Other failures (bucket unreachable, access) are thrown.
+ */
+export async function getBytes(key: string, firstBytes?: number): Promise<Uint8Array | undefined> {
+  try {
+    const object = await s3.send(
+      new GetObjectCommand({ Bucket: config.payloadBucket, Key: key, ...(firstBytes ? { Range: `bytes=0-${firstBytes - 1}` } : {}) }),
+    );
+    return await object.Body!.transformToByteArray();
+  } catch (error) {
+    if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
+    throw error;
+  }
+}
+
 /** Deletes every payload and checkpoint of an invocation (one listing page, up to 1000 keys, per request). */
 export async function deleteInvocationObjects(organizationId: string, invocationKey: string): Promise<void> {
   const prefixes = ['payloads', 'checkpoints'].map((root) => `${root}/${segment(organizationId)}/${segment(invocationKey)}/`);

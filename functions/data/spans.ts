@@ -9,6 +9,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { InvocationEndedError } from '#core/errors';
 import { sha256 } from '#core/ids';
+import { spansExpireAt } from '#core/retention';
 import { cancellationReasons, dynamo, transactWrite } from './dynamo';
 import { auditItem, type Invocation } from './invocations';
 import { keys } from './keys';
@@ -71,7 +72,7 @@ export function spanStore(organizationId: string, invocation: Invocation) {
       throw error;
     }
   };
-  const expiresAt = Math.floor(Date.parse(invocation.started_at) / 1000) + config.spanRetentionSeconds;
+  const expiresAt = spansExpireAt(invocation.started_at);
   return {
     async start(span: SpanStartRecord): Promise<void> {
       const { attempt, seq } = position(span.id);

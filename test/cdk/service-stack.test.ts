@@ -166,6 +166,7 @@ describe('ServiceStack', () => {
         expect(variables.includes('SECRET_PREFIX'), keyOf(route)).toBe(has(route, 'secrets:'));
         expect(variables.includes('STATE_MACHINE_ARN'), keyOf(route)).toBe(has(route, 'workflow:'));
         expect(variables.includes('WAIT_SLICE_SECONDS'), keyOf(route)).toBe(route.access.includes('workflow:start'));
+        expect(variables.includes('SPAN_RETENTION_SECONDS'), keyOf(route)).toBe(route.access.includes('table:read'));
         for (const name of ['AUTH_ISSUER', 'AUTH_AUDIENCE', 'FOUNDER_EMAILS', 'INVOCATION_QUOTA']) {
           expect(variables.includes(name), `${keyOf(route)} ${name}`).toBe(route.auth !== 'none');
         }
@@ -205,6 +206,14 @@ describe('ServiceStack', () => {
       expect(properties.Environment.Variables).toMatchObject({ STATE_MACHINE_ARN: { Ref: machineId }, WAIT_SLICE_SECONDS: '25' });
       // The function outlives its wait slice, so a long wait ends in the slice's answer, not a timeout.
       expect(properties.Timeout).toBeGreaterThan(25);
+    });
+
+    it('get-trace may read payloads but write none, and list-traces touches no payload', () => {
+      const trace = actionsOf(statementsOf(template, routeByHandler('get-trace')));
+      expect(trace).toContain('s3:GetObject');
+      expect(trace.filter((action) => /^s3:(Put|Delete)/.test(action) || action.startsWith('secretsmanager:Create'))).toEqual([]);
+      const list = actionsOf(statementsOf(template, routeByHandler('list-traces')));
+      expect(list.filter((action) => action.startsWith('s3:'))).toEqual([]);
     });
 
     it('get-whoami may touch no secret and no payload', () => {
@@ -336,6 +345,7 @@ describe('ServiceStack', () => {
           'ATTEMPT_TIMEOUT_SECONDS',
           'MAX_ATTEMPTS',
           'NODE_OPTIONS',
+          'SPAN_RETENTION_SECONDS',
           'TABLE_NAME',
         ]);
       }
@@ -356,6 +366,21 @@ describe('ServiceStack', () => {
         DeletionProtectionEnabled: true,
         SSESpecification: { SSEEnabled: true },
       });
+    });
+
+    it('indexes invocations for trace search, one sparse index per filter sorted by started_at', () => {
+      const [table] = Object.values(template.findResources('AWS::DynamoDB::Table'));
+      const indexes = table!.Properties.GlobalSecondaryIndexes as { IndexName: string; KeySchema: unknown; Projection: unknown }[];
+      for (const filter of ['org', 'agent', 'revision', 'status', 'session']) {
+        expect(indexes.find((index) => index.IndexName === `traces_by_${filter}`), filter).toEqual({
+          IndexName: `traces_by_${filter}`,
+          KeySchema: [
+            { AttributeName: `tr_${filter}`, KeyType: 'HASH' },
+            { AttributeName: 'started_at', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        });
+      }
     });
 
     it('drops deletion protection when the context says so', () => {
@@ -473,6 +498,18 @@ describe('ServiceStack context', () => {
         MAX_ATTEMPTS: '5',
       });
     }
+  });
+
+  it('takes one span retention for the payload lifecycle and every function that writes or reads spans', () => {
+    const { template } = synthesize({ spanRetentionDays: '7' });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-payloads', ExpirationInDays: 7 })]) },
+    });
+    const seconds = String(7 * 86_400);
+    for (const description of [TASK_DESCRIPTIONS.runSteps, TASK_DESCRIPTIONS.startAttempt, 'GET /traces/{invocation_key}', 'GET /traces']) {
+      expect(functionBy(template, description).properties.Environment.Variables.SPAN_RETENTION_SECONDS, description).toBe(seconds);
+    }
+    expect(() => synthesize({ spanRetentionDays: '0' })).toThrow(/spanRetentionDays/);
   });
 
   it('rejects an attempt timeout a Lambda function cannot hold and an attempt count out of range', () => {

@@ -1,0 +1,93 @@
+/** Traces: GET /traces/{invocation_key} and GET /traces. */
+import { z } from 'zod';
+import { IdempotencyKey, Timestamp } from './common';
+import { SessionId } from './sessions';
+
+const digits = (name: string) => z.string().regex(/^\d{1,10}$/, `${name} must be a whole number`).transform(Number);
+
+/** A signed cursor from a previous page's `next_cursor`. */
+const SignedCursor = z.string().min(1).max(4096);
+
+const Status = z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']);
+
+/** A timestamp with a `Z` or a numeric offset. */
+const Instant = z.iso.datetime({ offset: true });
+
+export const GetTraceParams = z.object({ invocation_key: IdempotencyKey });
+
+export const GetTraceQuery = z.object({
+  /** Default true; a cursor's own mode when paging. */
+  payloads: z.enum(['true', 'false'], { message: 'payloads must be true or false' }).transform((value) => value === 'true').optional(),
+  /** Default final; a cursor's own mode when paging. */
+  attempts: z.enum(['final', 'all']).optional(),
+  after: SignedCursor.optional(),
+  /** 1 to 500; the bound of the payloads mode (25 with payloads) is checked with the mode. */
+  limit: digits('limit').pipe(z.int().min(1).max(500)).optional(),
+});
+
+export const ListTracesQuery = z.object({
+  agent_name: z.string().min(1).max(255).optional(),
+  agent_revision: z.string().min(1).max(255).optional(),
+  status: Status.optional(),
+  session_id: SessionId.optional(),
+  since: Instant.optional(),
+  until: Instant.optional(),
+  after: SignedCursor.optional(),
+  limit: digits('limit').pipe(z.int().min(1).max(100)).default(50),
+});
+
+const Usage = z.object({ input_tokens: z.int(), output_tokens: z.int() });
+const Failure = z.object({ kind: z.enum(['crash', 'no_progress', 'interrupted', 'internal']), message: z.string() });
+
+export const TraceSummary = z.object({
+  invocation_key: z.string(),
+  session_id: z.string(),
+  agent_name: z.string().optional(),
+  agent_revision: z.string().optional(),
+  status: Status,
+  spans_expired: z.boolean(),
+  started_at: Timestamp,
+  ended_at: Timestamp.optional(),
+});
+
+/** What a payload field holds: the JSON value, or a preview of one above 64 KiB. */
+const Payload = z.unknown();
+
+export const Span = z.object({
+  id: z.string().regex(/^inv-\d+\.att-\d+\.\d+$/),
+  parent_id: z.string().nullable(),
+  type: z.enum(['model_call', 'tool_call']),
+  name: z.string(),
+  status: Status,
+  started_at: Timestamp,
+  ended_at: Timestamp.nullable(),
+  usage: Usage.nullable(),
+  superseded: z.literal(true).optional(),
+  input: Payload.optional(),
+  input_bytes: z.int().optional(),
+  input_sha256: z.string().optional(),
+  input_truncated: z.boolean().optional(),
+  output: Payload.optional(),
+  output_bytes: z.int().optional(),
+  output_sha256: z.string().optional(),
+  output_truncated: z.boolean().optional(),
+});
+
+export const Attempt = z.object({
+  number: z.int().min(1),
+  status: Status,
+  started_at: Timestamp,
+  ended_at: Timestamp.optional(),
+  usage: Usage,
+  failure: Failure.optional(),
+});
+
+export const GetTraceResponse = TraceSummary.extend({
+  session_position: z.int().min(1),
+  spans: z.array(Span),
+  attempts: z.array(Attempt).optional(),
+  failure: Failure.optional(),
+  next_cursor: z.string().optional(),
+});
+
+export const ListTracesResponse = z.object({ traces: z.array(TraceSummary), next_cursor: z.string().optional() });

@@ -1,0 +1,243 @@
+/**
+ * Reading traces: one invocation's trace a page of spans at a time (GET /traces/{key})
+ * and the search of an organization's invocations (GET /traces). Both page with signed
+ * cursors that carry what the first page fixed: the payloads and attempts modes of a
+ * trace, the window and filters of a search.
+ */
+import { listAttempts, type Attempt } from '#data/attempts';
+import { getInvocation, getSession, type Invocation } from '#data/invocations';
+import { listSpans, readPayload, searchInvocations, type SearchPosition, type StoredSpan, type TraceFilters } from '#data/traces';
+import { sign, verify } from './cursor';
+import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
+import { spansExpired } from './retention';
+
+/** Spans per page: the bound and the default, with and without payloads. */
+export const SPAN_PAGE_LIMITS = { withPayloads: 25, withoutPayloads: 500 } as const;
+
+/** A payload above this many bytes is replaced by a preview (CONTRACT.md). */
+export const PAYLOAD_INLINE_BYTES = 64 * 1024;
+
+/** How much of a shortened payload its preview shows. */
+export const PAYLOAD_PREVIEW_BYTES = 4 * 1024;
+
+/** How far back GET /traces looks when `since` is not given. */
+export const DEFAULT_SEARCH_DAYS = 31;
+
+/** The invocation summary (TraceSummary) of the spec. */
+export function traceSummary(invocation: Invocation, now = Date.now()) {
+  const { invocation_key, session_id, agent_name, agent_revision, status, started_at, ended_at } = invocation;
+  return {
+    invocation_key,
+    session_id,
+    // Absent for invocations recorded without them.
+    ...(agent_name ? { agent_name } : {}),
+    ...(agent_revision ? { agent_revision } : {}),
+    status,
+    spans_expired: spansExpired(started_at, now),
+    started_at,
+    ...(ended_at ? { ended_at } : {}),
+  };
+}
+
+/** An attempt as clients see it (its checkpoint bookkeeping and answer stay inside). */
+function attemptView({ number, status, started_at, ended_at, usage, failure }: Attempt) {
+  return { number, status, started_at, ...(ended_at ? { ended_at } : {}), usage, ...(failure ? { failure } : {}) };
+}
+
+/**
+ * The first `max` bytes of UTF-8 text as a string, without the character the cut would
+ * split in two (a ranged read ends wherever the byte count says).
+ */
+export function textPrefix(bytes: Uint8Array, max: number): string {
+  let end = Math.min(bytes.length, max);
+  // Back over continuation bytes to the last character's first byte; drop it if incomplete.
+  let start = end;
+  while (start > 0 && (bytes[start - 1]! & 0xc0) === 0x80) start--;
+  if (start > 0) {
+    const first = bytes[start - 1]!;
+    const length = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
+    if (start - 1 + length > end) end = start - 1;
+  }
+  return Buffer.from(bytes.buffer, bytes.byteOffset, end).toString('utf8');
+}
+
+/** A span's input or output and its descriptors, read from the bucket; null before it exists. */
+async function payload(organizationId: string, invocationKey: string, span: StoredSpan, part: 'input' | 'output') {
+  const bytes = span[`${part}_bytes`];
+  if (bytes === undefined) return { [part]: null };
+  const truncated = bytes > PAYLOAD_INLINE_BYTES;
+  const data = await readPayload(organizationId, invocationKey, span.id, part, truncated ? PAYLOAD_PREVIEW_BYTES : undefined);
+  let value: unknown;
+  if (truncated) {
+    value = { truncated: true, preview: textPrefix(data, PAYLOAD_PREVIEW_BYTES) };
+  } else {
+    try {
+      value = JSON.parse(Buffer.from(data).toString('utf8'));
+    } catch {
+      throw new UnavailableError(`the ${part} payload of span ${span.id} could not be read; retry`, 2);
+    }
+  }
+  return { [part]: value, [`${part}_bytes`]: bytes, [`${part}_sha256`]: span[`${part}_sha256`], [`${part}_truncated`]: truncated };
+}
+
+/** A span as clients see it, with its payloads when asked for. */
+async function spanView(organizationId: string, invocationKey: string, span: StoredSpan, options: { payloads: boolean; superseded: boolean }) {
+  const { id, parent_id, type, name, status, started_at, ended_at, usage } = span;
+  const view = {
+    id,
+    parent_id,
+    type,
+    name,
+    status,
+    started_at,
+    ended_at: ended_at ?? null,
+    usage,
+    ...(options.superseded ? { superseded: true } : {}),
+  };
+  if (!options.payloads) return view;
+  const [input, output] = await Promise.all([
+    payload(organizationId, invocationKey, span, 'input'),
+    payload(organizationId, invocationKey, span, 'output'),
+  ]);
+  return { ...view, ...input, ...output };
+}
+
+export interface TraceQuery {
+  payloads?: boolean;
+  attempts?: 'final' | 'all';
+  after?: string;
+  limit?: number;
+}
+
+/** What a trace cursor carries besides its organization and kind. */
+interface TracePosition {
+  invocationKey: string;
+  payloads: boolean;
+  attempts: 'final' | 'all';
+  /** Sort key of the last span returned; absent before the first span. */
+  sk?: string;
+}
+
+/**
+ * The modes of a trace page: those the cursor fixed, which a request may repeat but not
+ * change, else the request's own or the defaults.
+ */
+async function traceModes(organizationId: string, invocationKey: string, query: TraceQuery) {
+  const position = query.after
+    ? ((await verify(query.after, { organizationId, kind: 'trace' })) as unknown as TracePosition)
+    : undefined;
+  if (position && position.invocationKey !== invocationKey) throw new InvalidInputError('invalid pagination cursor: it pages another invocation');
+  if (position && query.payloads !== undefined && query.payloads !== position.payloads) {
+    throw new InvalidInputError(`the cursor pages with payloads=${position.payloads}; repeat that or leave payloads out`);
+  }
+  if (position && query.attempts !== undefined && query.attempts !== position.attempts) {
+    throw new InvalidInputError(`the cursor pages with attempts=${position.attempts}; repeat that or leave attempts out`);
+  }
+  const payloads = position?.payloads ?? query.payloads ?? true;
+  const attempts = position?.attempts ?? query.attempts ?? 'final';
+  const bound = payloads ? SPAN_PAGE_LIMITS.withPayloads : SPAN_PAGE_LIMITS.withoutPayloads;
+  if (query.limit !== undefined && query.limit > bound) {
+    throw new InvalidInputError(`limit must be at most ${bound} with payloads=${payloads}`);
+  }
+  return { payloads, attempts, limit: query.limit ?? bound, afterSk: position?.sk };
+}
+
+/**
+ * An invocation's trace: its summary, position, a page of spans (oldest first), every
+ * attempt and the failure. Once the retention window has passed, only the summary,
+ * position and failure remain, whatever the cloud has not deleted yet.
+ */
+export async function readTrace(organizationId: string, invocationKey: string, query: TraceQuery, now = Date.now()) {
+  const modes = await traceModes(organizationId, invocationKey, query);
+  const invocation = await getInvocation(organizationId, invocationKey);
+  if (!invocation) throw new NotFoundError(`invocation ${invocationKey} not found`);
+  const summary = traceSummary(invocation, now);
+  const failure = invocation.status === 'FAILED' && invocation.failure ? { failure: invocation.failure } : {};
+  if (summary.spans_expired) return { ...summary, session_position: invocation.session_position, spans: [], ...failure };
+
+  const attempts = await listAttempts(organizationId, invocationKey);
+  const latest = attempts.at(-1)?.number;
+  // Before the first attempt starts there is nothing to read (but spans will follow).
+  const { spans, more } = latest === undefined
+    ? { spans: [], more: false }
+    : await listSpans(organizationId, invocationKey, modes.attempts === 'final' ? latest : undefined, modes.afterSk, modes.limit);
+  const views = await Promise.all(
+    spans.map((span) =>
+      spanView(organizationId, invocationKey, span, { payloads: modes.payloads, superseded: modes.attempts === 'all' && span.attempt !== latest }),
+    ),
+  );
+  // A running invocation may add spans after this page, however short it is.
+  const sk = spans.at(-1)?.sk ?? modes.afterSk;
+  const next: TracePosition | undefined = more || invocation.status === 'RUNNING'
+    ? { invocationKey, payloads: modes.payloads, attempts: modes.attempts, ...(sk ? { sk } : {}) }
+    : undefined;
+  return {
+    ...summary,
+    session_position: invocation.session_position,
+    spans: views,
+    attempts: attempts.map(attemptView),
+    ...failure,
+    ...(next ? { next_cursor: await sign({ organizationId, kind: 'trace', ...next }) } : {}),
+  };
+}
+
+export interface TraceSearchQuery extends TraceFilters {
+  since?: string;
+  until?: string;
+  after?: string;
+  limit: number;
+}
+
+/** What a search cursor carries besides its organization and kind. */
+interface SearchCursor {
+  /** The filters and window bounds the first page was given, as given (normalized). */
+  given: Record<string, string>;
+  window: { since: string; until: string };
+  position: SearchPosition;
+}
+
+const FILTER_NAMES = ['agent_name', 'agent_revision', 'status', 'session_id'] as const;
+
+/** The filters and bounds a request gives, timestamps normalized so equal instants compare equal. */
+function givenFilters(query: TraceSearchQuery): Record<string, string> {
+  const given: Record<string, string> = {};
+  for (const name of FILTER_NAMES) if (query[name] !== undefined) given[name] = query[name]!;
+  if (query.since !== undefined) given.since = new Date(query.since).toISOString();
+  if (query.until !== undefined) given.until = new Date(query.until).toISOString();
+  return given;
+}
+
+const sameFilters = (a: Record<string, string>, b: Record<string, string>) =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([name, value]) => b[name] === value);
+
+/**
+ * A page of the organization's invocations, newest first, within a window (default the
+ * last 31 days) and matching every filter given. The first page fixes window and
+ * filters; later pages repeat them exactly or not at all.
+ */
+export async function searchTraces(organizationId: string, query: TraceSearchQuery, now = Date.now()) {
+  const given = givenFilters(query);
+  let cursor: SearchCursor | undefined;
+  if (query.after) {
+    cursor = (await verify(query.after, { organizationId, kind: 'traces' })) as unknown as SearchCursor;
+    if (Object.keys(given).length && !sameFilters(given, cursor.given)) {
+      throw new InvalidInputError('the cursor pages other filters: send it with no filters or with every filter of the first page');
+    }
+  }
+  const first = cursor?.given ?? given;
+  const window = cursor?.window ?? {
+    since: first.since ?? new Date(now - DEFAULT_SEARCH_DAYS * 86_400_000).toISOString(),
+    until: first.until ?? new Date(now).toISOString(),
+  };
+  if (!(window.until > window.since)) throw new InvalidInputError(`until (${window.until}) must be after since (${window.since})`);
+  const filters: TraceFilters = Object.fromEntries(FILTER_NAMES.filter((name) => first[name] !== undefined).map((name) => [name, first[name]]));
+  if (filters.session_id !== undefined && !(await getSession(organizationId, filters.session_id))) {
+    throw new NotFoundError(`session ${filters.session_id} not found`);
+  }
+  const { invocations, next } = await searchInvocations(organizationId, filters, window, query.limit, cursor?.position);
+  const page: SearchCursor | undefined = next ? { given: first, window, position: next } : undefined;
+  return {
+    traces: invocations.map((invocation) => traceSummary(invocation, now)),
+    ...(page ? { next_cursor: await sign({ organizationId, kind: 'traces', ...page }) } : {}),
+  };
+}
