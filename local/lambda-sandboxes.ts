@@ -6,6 +6,8 @@
  * the errors Lambda reports for them. A pool keeps them warm between invocations of the
  * same function and one spare ready with Node and tsx loaded.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
 import { spawnChild, typeScriptEntry, type ManagedChild } from './child-process';
 import type { InvokeAnswer, InvokeMessage, LambdaError } from './lambda-runner';
@@ -37,6 +39,11 @@ function functionError(error: LambdaError): Error {
 export interface SandboxPoolOptions {
   /** The environment of every sandbox; default this process's, as it is at each spawn. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Gives every sandbox a temporary directory of its own below this one (its TMPDIR,
+   * removed when it ends), as each Lambda execution environment has its own /tmp.
+   */
+  tmpRoot?: string;
 }
 
 function runtimeExit(awsRequestId: string, code: number | null, signal: NodeJS.Signals | null): Error {
@@ -57,11 +64,12 @@ export class Sandbox {
   functionName?: string;
   idleTimer?: NodeJS.Timeout;
 
-  constructor(onEnd: (sandbox: Sandbox) => void, env?: NodeJS.ProcessEnv) {
+  constructor(onEnd: (sandbox: Sandbox) => void, env?: NodeJS.ProcessEnv, tmpRoot?: string) {
+    const tmp = tmpRoot === undefined ? undefined : mkdtempSync(join(tmpRoot, 'env-'));
     // Output goes where the cloud's goes, as the service's logs; 'ipc' carries invocations.
     this.child = spawnChild(process.execPath, typeScriptEntry(RUNNER), {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      ...(env ? { env } : {}),
+      ...(env || tmp ? { env: { ...(env ?? process.env), ...(tmp ? { TMPDIR: tmp } : {}) } } : {}),
     });
     const child = this.child.process;
     // A warm sandbox must not keep the cloud's process alive; a busy one is awaited anyway.
@@ -73,6 +81,7 @@ export class Sandbox {
       // Whatever it started goes with it, as a Lambda environment is torn down whole.
       this.signalGroup();
       this.closed = true;
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
       onEnd(this);
     };
     // 'close', not 'exit': an answer sent just before exiting is delivered before 'close'.
@@ -153,7 +162,7 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
   }
 
   function spawn(): Sandbox {
-    const sandbox = new Sandbox(forget, options.env);
+    const sandbox = new Sandbox(forget, options.env, options.tmpRoot);
     all.add(sandbox);
     return sandbox;
   }

@@ -32,7 +32,7 @@ export interface LambdaOptions {
   host?: string;
   /** Default: any free port. */
   port?: number;
-  /** The functions' temporary directory; default `<os tmpdir>/agent-sessions-lambda`. */
+  /** Where each execution environment gets its own temporary directory; default `<os tmpdir>/agent-sessions-lambda`. */
   tmpDir?: string;
 }
 
@@ -102,8 +102,8 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
   const functions = new Map(options.functions.map((fn) => [fn.name, fn]));
   const tmpDir = options.tmpDir ?? join(tmpdir(), 'agent-sessions-lambda');
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
-  const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', TMPDIR: tmpDir };
-  const pool = createSandboxPool({ env });
+  const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
+  const pool = createSandboxPool({ env, tmpRoot: tmpDir });
 
   async function invoke(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0]!;

@@ -43,4 +43,10 @@ export interface SandboxResult {
   timed_out: boolean;
   stdout_truncated?: true;
   stderr_truncated?: true;
+  /**
+   * The workspace was created empty for this command: the invocation's first command in
+   * this execution environment, or its earlier files were cleared (another invocation's
+   * command ran there in between, or the command ran in another environment).
+   */
+  workspace_created: boolean;
 }

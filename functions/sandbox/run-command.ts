@@ -5,11 +5,17 @@
  * of the service; the credentials Lambda puts into this process's environment are still
  * kept from the command, which sees only a handful of harmless variables.
  *
- * Workspaces live under the function's temporary directory and persist between commands
- * for as long as that directory does: on AWS, within one execution environment.
+ * Workspaces live under the function's temporary directory. An execution environment
+ * serves commands of any organization one after another, so before each command it is
+ * emptied of everything another invocation left: files (other workspaces, anything else in
+ * the temporary directory) and processes (whatever escaped a command's process group).
+ * A workspace therefore keeps its files from one command to the next only while its
+ * environment runs no other invocation's command in between; `workspace_created` tells
+ * the tool when it starts over.
  */
-import { spawn } from 'node:child_process';
-import { mkdir, readdir, rm, stat, utimes } from 'node:fs/promises';
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -18,9 +24,6 @@ import { MAX_OUTPUT_BYTES, SandboxRequest, type SandboxResult } from '#contracts
 // Once the shell has exited and its group is killed, the pipes close at once unless a
 // process that left the group holds them; its output is not waited for beyond this.
 const PIPE_GRACE_MS = 500;
-// A workspace unused for this long is removed by the next command that runs beside it,
-// so the temporary directory (512 MB on Lambda by default) does not fill up over time.
-const STALE_WORKSPACE_MS = 24 * 60 * 60 * 1000;
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** Runs the event's command; a malformed event is an error of the function. */
@@ -28,37 +31,74 @@ export async function handler(event: unknown): Promise<SandboxResult> {
   const parsed = SandboxRequest.safeParse(event);
   if (!parsed.success) throw new TypeError(`invalid sandbox request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const request = parsed.data;
-  const root = join(tmpdir(), 'workspaces');
-  const workspace = await openWorkspace(root, request.workspace);
-  await removeStaleWorkspaces(root, request.workspace);
-  return runCommand(request.command, workspace, request.timeout_seconds * 1000);
+  await killMarkedProcesses();
+  const { dir, created } = await openWorkspace(join(tmpdir(), 'workspaces'), request.workspace);
+  try {
+    return { ...(await runCommand(request.command, dir, request.timeout_seconds * 1000)), workspace_created: created };
+  } finally {
+    await killMarkedProcesses();
+  }
 }
 
-/** The workspace directory, created empty on first use, its last use recorded. */
-async function openWorkspace(root: string, id: string): Promise<string> {
+/**
+ * The workspace directory, created empty when this environment does not hold it, after
+ * everything else in the temporary directory is removed. Fails rather than run a command
+ * beside another invocation's files.
+ */
+async function openWorkspace(root: string, id: string): Promise<{ dir: string; created: boolean }> {
+  for (const name of await readdir(tmpdir())) {
+    if (name !== 'workspaces') await removeAll(join(tmpdir(), name));
+  }
   await mkdir(root, { recursive: true, mode: 0o700 });
+  for (const name of await readdir(root)) {
+    if (name !== id) await removeAll(join(root, name));
+  }
   const dir = join(root, id);
-  await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST') throw error;
-  });
-  const now = new Date();
-  await utimes(dir, now, now);
-  return dir;
+  const created = await mkdir(dir, { mode: 0o700 }).then(
+    () => true,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+      return false;
+    },
+  );
+  return { dir, created };
 }
 
-async function removeStaleWorkspaces(root: string, own: string): Promise<void> {
-  for (const name of await readdir(root)) {
-    if (name === own) continue;
-    const path = join(root, name);
-    const stats = await stat(path).catch(() => undefined);
-    // A command may leave entries it cannot delete (chmod 000): those stay, nothing fails.
-    if (stats && Date.now() - stats.mtimeMs > STALE_WORKSPACE_MS) await rm(path, { recursive: true, force: true }).catch(() => undefined);
+async function removeAll(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true });
+  } catch {
+    // A command may have taken its own permissions away (chmod 000): give them back first.
+    spawnSync('chmod', ['-R', 'u+rwx', path], { stdio: 'ignore' });
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+// Every command carries this mark in its environment, and so does whatever it starts
+// unless it clears its environment on purpose: how processes that left the command's
+// process group (setsid, double fork) are found and killed before the next command.
+const MARK = `AGENT_SANDBOX_RUN=${randomBytes(16).toString('hex')}`;
+
+/** SIGKILLs every process of this user whose environment holds this environment's mark. */
+async function killMarkedProcesses(): Promise<void> {
+  // Without /proc (not Linux) there is nothing to scan; Lambda always has it.
+  const pids = await readdir('/proc').catch(() => [] as string[]);
+  for (const pid of pids.filter((name) => /^\d+$/.test(name))) {
+    const environ = await readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+    if (environ.split('\0').includes(MARK)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
   }
 }
 
 /** Only what a shell needs: no variable of this process (Lambda's credentials among them) reaches the command. */
 function commandEnvironment(workspace: string): Record<string, string> {
-  return { PATH: process.env.PATH || FALLBACK_PATH, HOME: workspace, TMPDIR: workspace, LANG: 'C.UTF-8' };
+  const [markName, markValue] = MARK.split('=') as [string, string];
+  return { PATH: process.env.PATH || FALLBACK_PATH, HOME: workspace, TMPDIR: workspace, LANG: 'C.UTF-8', [markName]: markValue };
 }
 
 /** Keeps the first `limit` bytes of a stream and drains the rest, so the writer never blocks. */
@@ -78,7 +118,7 @@ function capture(stream: Readable, limit: number) {
   return { closed, text: () => Buffer.concat(chunks).toString('utf8'), truncated: () => truncated };
 }
 
-async function runCommand(command: string, workspace: string, timeoutMs: number): Promise<SandboxResult> {
+async function runCommand(command: string, workspace: string, timeoutMs: number): Promise<Omit<SandboxResult, 'workspace_created'>> {
   // Its own process group (detached), so a timeout kills everything the command started.
   const child = spawn('bash', ['-c', command], {
     cwd: workspace,

@@ -47,6 +47,19 @@ describe('the terminal tool', () => {
     expect(result).toBe('exit code: 0\n--- stdout ---\nhi\n--- stderr ---\n(empty)');
   });
 
+  it('tells the model when the working directory was cleared between its commands', async () => {
+    const result = (created: boolean) => ({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: '', stderr: '', timed_out: false, workspace_created: created }) });
+    lambda.on(InvokeCommand).resolvesOnce(result(true)).resolvesOnce(result(false)).resolvesOnce(result(true));
+    const tool = await terminal();
+    const call = () => tool.call({ command: 'ls' }, { signal: new AbortController().signal }) as Promise<string>;
+
+    const [first, second, third] = [await call(), await call(), await call()];
+
+    expect(first).toMatch(/^exit code: 0/);
+    expect(second).toMatch(/^exit code: 0/);
+    expect(third).toMatch(/^note: the working directory was reset before this command; files from earlier commands are gone\nexit code: 0/);
+  });
+
   it('runs commands for 30 s when the configuration does not say', async () => {
     lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: '', stderr: '', timed_out: false }) });
 

@@ -79,7 +79,7 @@ describe('the local Lambda endpoint', () => {
     await expect(invoke('absent', {})).rejects.toBeInstanceOf(ResourceNotFoundException);
   });
 
-  it('runs the sandbox function, its workspace in the functions\' temporary directory', async () => {
+  it('runs the sandbox function, its workspace in its execution environment\'s own temporary directory', async () => {
     const workspace = createHash('sha256').update('local-lambda-test').digest('hex');
 
     const result = await invoke('sandbox', { workspace, command: 'pwd; env', timeout_seconds: 5 });
@@ -87,7 +87,7 @@ describe('the local Lambda endpoint', () => {
     expect(result.FunctionError).toBeUndefined();
     const { exit_code, stdout } = decode(result.Payload);
     expect(exit_code).toBe(0);
-    expect(stdout.split('\n')[0]).toBe(join(tmpDir, 'workspaces', workspace));
+    expect(stdout.split('\n')[0]).toMatch(new RegExp(`^${tmpDir}/env-[^/]+/workspaces/${workspace}$`));
     expect(stdout).not.toContain(CANARY);
     expect(stdout).not.toMatch(/^AWS_/m);
   });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, readdir, rm, utimes, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ describe('the sandbox function', () => {
   it('answers with the exit code, stdout and stderr', async () => {
     const result = await run('echo out; echo err >&2; exit 3');
 
-    expect(result).toEqual({ exit_code: 3, stdout: 'out\n', stderr: 'err\n', timed_out: false });
+    expect(result).toEqual({ exit_code: 3, stdout: 'out\n', stderr: 'err\n', timed_out: false, workspace_created: true });
   });
 
   it('keeps files between commands of one workspace, and shows them to no other', async () => {
@@ -53,11 +53,32 @@ describe('the sandbox function', () => {
     const again = await run('cat f.txt', 'persist-a');
     const other = await run('ls -A; cat f.txt', 'persist-b');
 
-    expect(first.stdout).toBe(`${join(root, 'workspaces', workspaceId('persist-a'))}\n`);
-    expect(again).toMatchObject({ exit_code: 0, stdout: 'hi\n' });
+    expect(first).toMatchObject({ stdout: `${join(root, 'workspaces', workspaceId('persist-a'))}\n`, workspace_created: true });
+    expect(again).toMatchObject({ exit_code: 0, stdout: 'hi\n', workspace_created: false });
     expect(other.exit_code).toBe(1);
     expect(other.stdout).toBe('');
     expect(other.stderr).toContain('No such file');
+  });
+
+  it('clears what another invocation left before a command runs: its workspace and temporary files', async () => {
+    // The function's temporary directory is two levels up; a command may write there too.
+    const left = await run('echo private > notes.txt && echo private > ../../loose.txt && chmod 000 .', 'org-a');
+    expect(left.exit_code).toBe(0);
+    expect(await readdir(root)).toContain('loose.txt');
+
+    const other = await run('ls -A $(dirname $PWD) $(dirname $(dirname $PWD))', 'org-b');
+    const back = await run('ls -A', 'org-a');
+
+    expect(other.stdout).not.toContain(workspaceId('org-a'));
+    expect(other.stdout).not.toContain('loose.txt');
+    expect(back).toMatchObject({ exit_code: 0, stdout: '', workspace_created: true });
+  });
+
+  it('kills what a command left running outside its process group before the next command', async () => {
+    const started = await run('setsid sleep 60 > /dev/null 2>&1 < /dev/null & echo $!', 'escape');
+    const pid = Number(started.stdout.trim());
+
+    expect(await gone(pid)).toBe(true);
   });
 
   it('gives the command no variable of its own process, credentials least of all', async () => {
@@ -69,7 +90,7 @@ describe('the sandbox function', () => {
     const result = await run('env', 'env-check');
 
     const names = result.stdout.trim().split('\n').map((line) => line.slice(0, line.indexOf('=')));
-    expect(new Set(names)).toEqual(new Set(['PATH', 'HOME', 'TMPDIR', 'LANG', 'PWD', 'SHLVL', '_']));
+    expect(new Set(names)).toEqual(new Set(['PATH', 'HOME', 'TMPDIR', 'LANG', 'AGENT_SANDBOX_RUN', 'PWD', 'SHLVL', '_']));
     expect(result.stdout).not.toMatch(/canary/i);
     const workspace = join(root, 'workspaces', workspaceId('env-check'));
     expect(result.stdout).toContain(`HOME=${workspace}\n`);
@@ -113,22 +134,6 @@ describe('the sandbox function', () => {
     const result = await run('cat; echo "read $?"', 'stdin');
 
     expect(result).toMatchObject({ exit_code: 0, stdout: 'read 0\n' });
-  });
-
-  it('removes workspaces unused for a day, and only those', async () => {
-    const workspaces = join(root, 'workspaces');
-    const stale = join(workspaces, workspaceId('stale'));
-    const recent = join(workspaces, workspaceId('recent'));
-    await mkdir(stale, { recursive: true });
-    await mkdir(recent, { recursive: true });
-    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
-    await utimes(stale, twoDaysAgo, twoDaysAgo);
-
-    await run('true', 'sweeper');
-
-    const left = await readdir(workspaces);
-    expect(left).not.toContain(workspaceId('stale'));
-    expect(left).toEqual(expect.arrayContaining([workspaceId('recent'), workspaceId('sweeper')]));
   });
 
   it.each([

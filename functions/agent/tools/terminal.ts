@@ -48,6 +48,9 @@ interface TerminalOptions {
 }
 
 function terminalTool(options: TerminalOptions): Tool {
+  // Whether a command of this invocation ran in this slice: a workspace created after one
+  // did means its files were cleared, which the model must be told.
+  let ran = false;
   return {
     name: 'terminal',
     description:
@@ -68,7 +71,10 @@ function terminalTool(options: TerminalOptions): Tool {
       );
       const payload = Buffer.from(answer.Payload ?? []).toString('utf8');
       if (answer.FunctionError) throw new Error(`the sandbox could not run the command: ${functionErrorOf(payload)}`);
-      return render(JSON.parse(payload) as SandboxResult, options.timeoutSeconds);
+      const result = JSON.parse(payload) as SandboxResult;
+      const reset = ran && result.workspace_created;
+      ran = true;
+      return `${reset ? 'note: the working directory was reset before this command; files from earlier commands are gone\n' : ''}${render(result, options.timeoutSeconds)}`;
     },
   };
 }
