@@ -4,9 +4,8 @@
  * status(529), ...)`; each request to `/v1/messages` takes the next one. With the queue
  * empty it answers with the last user text. Every request is recorded with its headers.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
+import { delay as scriptedDelay, hang as scriptedHang, lastUserText, startScriptedModel, type JsonRequest, type Scripted } from './scripted-model';
 
 export interface FakeUsage {
   input_tokens: number;
@@ -16,19 +15,15 @@ export interface FakeUsage {
 /** Usage reported when a reply does not say. */
 export const DEFAULT_USAGE: FakeUsage = { input_tokens: 21, output_tokens: 5 };
 
-export type Reply =
+/** What the model answers, before timing. */
+type ModelReply =
   | { kind: 'answer'; text: string; usage: FakeUsage }
   | { kind: 'tool_use'; text: string | null; calls: { name: string; input: unknown }[]; usage: FakeUsage }
-  | { kind: 'status'; status: number; body: unknown; headers: Record<string, string> }
-  | { kind: 'delay'; ms: number; reply: Reply }
-  | { kind: 'hang' };
+  | { kind: 'status'; status: number; body: unknown; headers: Record<string, string> };
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: MessageCreateParamsNonStreaming;
-}
+export type Reply = Scripted<ModelReply>;
+
+export type RecordedRequest = JsonRequest<MessageCreateParamsNonStreaming>;
 
 export interface FakeAnthropicServer {
   /** Base URL for the SDK (no `/v1`: the SDK adds it). */
@@ -61,37 +56,18 @@ export function status(code: number, body?: unknown, headers: Record<string, str
 }
 
 /** The reply, sent after `ms` milliseconds. */
-export function delay(ms: number, reply: Reply): Reply {
-  return { kind: 'delay', ms, reply };
-}
+export const delay: (ms: number, reply: Reply) => Reply = scriptedDelay;
 
 /** Never answers (until the server closes). */
-export function hang(): Reply {
-  return { kind: 'hang' };
-}
-
-function sendJson(response: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (response.destroyed) return;
-  const text = JSON.stringify(body);
-  response.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  response.end(text);
-}
-
-function lastUserText(body: MessageCreateParamsNonStreaming): string {
-  const last = body.messages?.findLast((message) => message.role === 'user');
-  if (typeof last?.content === 'string') return last.content;
-  const texts = (last?.content ?? []).flatMap((block) => (block.type === 'text' ? [block.text] : []));
-  return texts.length ? texts.join('') : JSON.stringify(last?.content ?? '');
-}
+export const hang: () => Reply = scriptedHang;
 
 /** Starts the server on a free port of 127.0.0.1. */
 export async function startFakeAnthropic(): Promise<FakeAnthropicServer> {
   const queue: Reply[] = [];
   const requests: RecordedRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
   let messages = 0;
 
-  const message = (body: MessageCreateParamsNonStreaming, reply: Extract<Reply, { usage: FakeUsage }>) => {
+  const message = (body: MessageCreateParamsNonStreaming, reply: Extract<ModelReply, { usage: FakeUsage }>) => {
     messages += 1;
     const content =
       reply.kind === 'answer'
@@ -112,55 +88,22 @@ export async function startFakeAnthropic(): Promise<FakeAnthropicServer> {
     };
   };
 
-  const respond = (response: ServerResponse, body: MessageCreateParamsNonStreaming, reply: Reply): void => {
-    switch (reply.kind) {
-      case 'hang':
-        return;
-      case 'delay': {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          respond(response, body, reply.reply);
-        }, reply.ms);
-        timers.add(timer);
-        return;
+  const server = await startScriptedModel({
+    invalidJson: { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'request body is not valid JSON' } } },
+    render: (reply: ModelReply, body: MessageCreateParamsNonStreaming) => (reply.kind === 'status' ? reply : { status: 200, body: message(body, reply) }),
+    handle: ({ request, send, play }) => {
+      requests.push(request);
+      if (request.method !== 'POST' || request.path !== '/v1/messages') {
+        return send({ status: 404, body: { type: 'error', error: { type: 'not_found_error', message: `no route ${request.method} ${request.path}` } } });
       }
-      case 'status':
-        return sendJson(response, reply.status, reply.body, reply.headers);
-      default:
-        return sendJson(response, 200, message(body, reply));
-    }
-  };
-
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const path = (request.url ?? '/').split('?')[0]!;
-      let body: MessageCreateParamsNonStreaming;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-      } catch {
-        return sendJson(response, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'request body is not valid JSON' } });
-      }
-      requests.push({ method: request.method ?? '', path, headers: request.headers, body });
-      if (request.method !== 'POST' || path !== '/v1/messages') {
-        return sendJson(response, 404, { type: 'error', error: { type: 'not_found_error', message: `no route ${request.method} ${path}` } });
-      }
-      respond(response, body, queue.shift() ?? answer(lastUserText(body)));
-    });
+      play(queue.shift() ?? answer(lastUserText(request.body?.messages, (block) => (block.type === 'text' ? block.text : undefined))));
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: server.origin,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
-    // Idempotent, so a test may close early to make the endpoint unreachable.
-    close: async () => {
-      if (!server.listening) return;
-      for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: server.close,
   };
 }

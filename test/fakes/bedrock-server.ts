@@ -9,8 +9,8 @@
  * global-setup and test files script it over HTTP with `connectFakeBedrock`, each under
  * model ids of its own.
  */
-import { connect, createServer, type Http2ServerResponse, type Http2Session, type IncomingHttpHeaders } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { connect, type IncomingHttpHeaders } from 'node:http2';
+import { delay as scriptedDelay, hang as scriptedHang, lastUserText, startScriptedModel, type Scripted } from './scripted-model';
 
 export interface FakeUsage {
   inputTokens: number;
@@ -20,13 +20,14 @@ export interface FakeUsage {
 /** Usage reported when a reply does not say. */
 export const DEFAULT_USAGE: FakeUsage = { inputTokens: 17, outputTokens: 4 };
 
-/** Plain JSON, so a test file can queue it in another process. */
-export type Reply =
+/** What the model answers, before timing. */
+type ModelReply =
   | { kind: 'answer'; text: string; usage: FakeUsage }
   | { kind: 'tool_use'; text: string | null; calls: { name: string; input: unknown }[]; usage: FakeUsage }
-  | { kind: 'error'; status: number; type: string; message: string }
-  | { kind: 'delay'; ms: number; reply: Reply }
-  | { kind: 'hang' };
+  | { kind: 'error'; status: number; type: string; message: string };
+
+/** Plain JSON, so a test file can queue it in another process. */
+export type Reply = Scripted<ModelReply>;
 
 export interface RecordedRequest {
   modelId: string;
@@ -61,27 +62,12 @@ export function error(status: number, type: string, message = `scripted ${type}`
 }
 
 /** The reply, sent after `ms` milliseconds. */
-export function delay(ms: number, reply: Reply): Reply {
-  return { kind: 'delay', ms, reply };
-}
+export const delay: (ms: number, reply: Reply) => Reply = scriptedDelay;
 
 /** Never answers (until the server closes). */
-export function hang(): Reply {
-  return { kind: 'hang' };
-}
+export const hang: () => Reply = scriptedHang;
 
-function sendJson(response: Http2ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (response.destroyed || response.stream.closed) return;
-  const text = JSON.stringify(body);
-  response.writeHead(code, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
-  response.end(text);
-}
-
-function lastUserText(body: any): string {
-  const last = (body?.messages ?? []).findLast((message: { role: string }) => message.role === 'user');
-  const texts = (last?.content ?? []).flatMap((block: { text?: string }) => (block.text !== undefined ? [block.text] : []));
-  return texts.length ? texts.join('') : JSON.stringify(last?.content ?? '');
-}
+const errorType = (type: string) => ({ 'x-amzn-errortype': type });
 
 const CONVERSE = /^\/model\/([^/]+)\/converse$/;
 const CONTROL = /^\/_fake\/models\/([^/]+)\/(replies|requests)$/;
@@ -90,14 +76,12 @@ const CONTROL = /^\/_fake\/models\/([^/]+)\/(replies|requests)$/;
 export async function startFakeBedrock(): Promise<FakeBedrockServer> {
   const queues = new Map<string, Reply[]>();
   const recorded = new Map<string, RecordedRequest[]>();
-  const timers = new Set<NodeJS.Timeout>();
-  const sessions = new Set<Http2Session>();
   let responses = 0;
 
   const requestsOf = (modelId: string) => recorded.get(modelId) ?? [];
   const enqueue = (modelId: string, ...replies: Reply[]) => void queues.set(modelId, [...(queues.get(modelId) ?? []), ...replies]);
 
-  const converse = (reply: Extract<Reply, { usage: FakeUsage }>) => {
+  const converse = (reply: Extract<ModelReply, { usage: FakeUsage }>) => {
     responses += 1;
     const content =
       reply.kind === 'answer'
@@ -115,70 +99,36 @@ export async function startFakeBedrock(): Promise<FakeBedrockServer> {
     };
   };
 
-  const respond = (response: Http2ServerResponse, reply: Reply): void => {
-    switch (reply.kind) {
-      case 'hang':
-        return;
-      case 'delay': {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          respond(response, reply.reply);
-        }, reply.ms);
-        timers.add(timer);
-        return;
-      }
-      case 'error':
-        return sendJson(response, reply.status, { message: reply.message }, { 'x-amzn-errortype': reply.type });
-      default:
-        return sendJson(response, 200, converse(reply));
-    }
-  };
-
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const path = (request.url ?? '/').split('?')[0]!;
-      let body: any;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-      } catch {
-        return sendJson(response, 400, { message: 'request body is not valid JSON' }, { 'x-amzn-errortype': 'ValidationException' });
-      }
+  const server = await startScriptedModel<ModelReply, RecordedRequest['body']>({
+    http2: true,
+    invalidJson: { status: 400, body: { message: 'request body is not valid JSON' }, headers: errorType('ValidationException') },
+    render: (reply) =>
+      reply.kind === 'error' ? { status: reply.status, body: { message: reply.message }, headers: errorType(reply.type) } : { status: 200, body: converse(reply) },
+    handle: ({ request: { method, path, headers, body }, send, play }) => {
       const control = CONTROL.exec(path);
       if (control) {
         const modelId = decodeURIComponent(control[1]!);
-        if (control[2] === 'requests' && request.method === 'GET') return sendJson(response, 200, requestsOf(modelId));
-        if (control[2] === 'replies' && request.method === 'POST') {
+        if (control[2] === 'requests' && method === 'GET') return send({ status: 200, body: requestsOf(modelId) });
+        if (control[2] === 'replies' && method === 'POST') {
           enqueue(modelId, ...(body as Reply[]));
-          return sendJson(response, 200, {});
+          return send({ status: 200, body: {} });
         }
       }
       const route = CONVERSE.exec(path);
-      if (request.method !== 'POST' || !route) {
-        return sendJson(response, 404, { message: `no route ${request.method} ${path}` }, { 'x-amzn-errortype': 'UnknownOperationException' });
+      if (method !== 'POST' || !route) {
+        return send({ status: 404, body: { message: `no route ${method} ${path}` }, headers: errorType('UnknownOperationException') });
       }
       const modelId = decodeURIComponent(route[1]!);
-      recorded.set(modelId, [...requestsOf(modelId), { modelId, path, headers: request.headers, body }]);
-      respond(response, queues.get(modelId)?.shift() ?? answer(lastUserText(body)));
-    });
+      recorded.set(modelId, [...requestsOf(modelId), { modelId, path, headers, body }]);
+      play(queues.get(modelId)?.shift() ?? answer(lastUserText(body?.messages, (block) => block.text)));
+    },
   });
-  server.on('session', (session) => {
-    sessions.add(session);
-    session.on('close', () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endpoint: server.origin,
     requests: requestsOf,
     enqueue,
-    close: async () => {
-      if (!server.listening) return;
-      for (const timer of timers) clearTimeout(timer);
-      for (const session of sessions) session.destroy();
-      await new Promise<void>((resolve, reject) => server.close((failure) => (failure ? reject(failure) : resolve())));
-    },
+    close: server.close,
   };
 }
 

@@ -5,9 +5,8 @@
  * `/v1/chat/completions` (or `/chat/completions`) takes the next one. With the queue
  * empty it answers with the last user message. Every request is recorded.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import { delay as scriptedDelay, hang as scriptedHang, lastUserText, startScriptedModel, type JsonRequest, type Scripted } from './scripted-model';
 
 export interface FakeUsage {
   prompt_tokens: number;
@@ -17,19 +16,15 @@ export interface FakeUsage {
 /** Usage reported when a reply does not say. */
 export const DEFAULT_USAGE: FakeUsage = { prompt_tokens: 12, completion_tokens: 3 };
 
-export type Reply =
+/** What the model answers, before timing. */
+type ModelReply =
   | { kind: 'answer'; text: string; usage: FakeUsage }
   | { kind: 'tool_calls'; calls: { name: string; arguments: string }[]; usage: FakeUsage }
-  | { kind: 'status'; status: number; body: unknown; headers: Record<string, string> }
-  | { kind: 'delay'; ms: number; reply: Reply }
-  | { kind: 'hang' };
+  | { kind: 'status'; status: number; body: unknown; headers: Record<string, string> };
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: ChatCompletionCreateParamsNonStreaming;
-}
+export type Reply = Scripted<ModelReply>;
+
+export type RecordedRequest = JsonRequest<ChatCompletionCreateParamsNonStreaming>;
 
 export interface FakeOpenAIServer {
   /** Base URL for the SDK, ending in `/v1`. */
@@ -67,35 +62,20 @@ export function status(code: number, body?: unknown, headers: Record<string, str
 }
 
 /** The reply, sent after `ms` milliseconds. */
-export function delay(ms: number, reply: Reply): Reply {
-  return { kind: 'delay', ms, reply };
-}
+export const delay: (ms: number, reply: Reply) => Reply = scriptedDelay;
 
 /** Never answers (until the server closes). */
-export function hang(): Reply {
-  return { kind: 'hang' };
-}
+export const hang: () => Reply = scriptedHang;
 
-function sendJson(response: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (response.destroyed) return;
-  const text = JSON.stringify(body);
-  response.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
-  response.end(text);
-}
-
-function lastUserText(body: ChatCompletionCreateParamsNonStreaming): string {
-  const last = body.messages?.findLast((message) => message.role === 'user');
-  return typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
-}
+const ROUTES = new Set(['/v1/chat/completions', '/chat/completions']);
 
 /** Starts the server on a free port of 127.0.0.1. */
 export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
   const queue: Reply[] = [];
   const requests: RecordedRequest[] = [];
-  const timers = new Set<NodeJS.Timeout>();
   let completions = 0;
 
-  const completion = (body: ChatCompletionCreateParamsNonStreaming, reply: Extract<Reply, { usage: FakeUsage }>) => {
+  const completion = (body: ChatCompletionCreateParamsNonStreaming, reply: Extract<ModelReply, { usage: FakeUsage }>) => {
     completions += 1;
     const message =
       reply.kind === 'answer'
@@ -120,57 +100,23 @@ export async function startFakeOpenAI(): Promise<FakeOpenAIServer> {
     };
   };
 
-  const respond = (response: ServerResponse, body: ChatCompletionCreateParamsNonStreaming, reply: Reply): void => {
-    switch (reply.kind) {
-      case 'hang':
-        return;
-      case 'delay': {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          respond(response, body, reply.reply);
-        }, reply.ms);
-        timers.add(timer);
-        return;
+  const server = await startScriptedModel({
+    invalidJson: { status: 400, body: { error: { message: 'request body is not valid JSON', type: 'invalid_request_error' } } },
+    render: (reply: ModelReply, body: ChatCompletionCreateParamsNonStreaming) => (reply.kind === 'status' ? reply : { status: 200, body: completion(body, reply) }),
+    handle: ({ request, send, play }) => {
+      requests.push(request);
+      if (request.method !== 'POST' || !ROUTES.has(request.path)) {
+        return send({ status: 404, body: { error: { message: `no route ${request.method} ${request.path}`, type: 'invalid_request_error' } } });
       }
-      case 'status':
-        return sendJson(response, reply.status, reply.body, reply.headers);
-      default:
-        return sendJson(response, 200, completion(body, reply));
-    }
-  };
-
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const path = (request.url ?? '/').split('?')[0]!;
-      let body: ChatCompletionCreateParamsNonStreaming;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-      } catch {
-        return sendJson(response, 400, { error: { message: 'request body is not valid JSON', type: 'invalid_request_error' } });
-      }
-      requests.push({ method: request.method ?? '', path, headers: request.headers, body });
-      if (request.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
-        return sendJson(response, 404, { error: { message: `no route ${request.method} ${path}`, type: 'invalid_request_error' } });
-      }
-      respond(response, body, queue.shift() ?? answer(lastUserText(body)));
-    });
+      play(queue.shift() ?? answer(lastUserText(request.body?.messages)));
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
-    url: `${origin}/v1`,
-    origin,
+    url: `${server.origin}/v1`,
+    origin: server.origin,
     requests,
     enqueue: (...replies) => void queue.push(...replies),
-    // Idempotent, so a test may close early to make the endpoint unreachable.
-    close: async () => {
-      if (!server.listening) return;
-      for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-    },
+    close: server.close,
   };
 }
