@@ -11,7 +11,7 @@ import { createServer as createHttp2Server, type Http2ServerRequest, type Http2S
 import type { AddressInfo, Server } from 'node:net';
 
 /** The replies about timing, which every fake understands the same way. */
-export type Timing<Final> = { kind: 'delay'; ms: number; reply: Scripted<Final> } | { kind: 'hang' };
+type Timing<Final> = { kind: 'delay'; ms: number; reply: Scripted<Final> } | { kind: 'hang' };
 
 /** A fake's own replies (`Final`, in its API's terms), or a timing one. */
 export type Scripted<Final> = Final | Timing<Final>;
