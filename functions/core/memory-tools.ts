@@ -7,7 +7,6 @@
 import { z } from 'zod';
 import type { AgentConfig } from '#contracts/agent';
 import { MemoryId } from '#contracts/memories';
-import { createRedactor } from '#functions/agent/secrets';
 import type { Tool } from '#functions/agent/types';
 import { activeMemories, writeMemories, type Memory } from '#data/memories';
 import type { ToolboxContext, ToolSet } from './toolbox';
@@ -56,7 +55,7 @@ const WriteArguments = z.strictObject({
 });
 
 function memoryWriteTool(group: string, context: ToolboxContext): Tool {
-  const redactor = createRedactor(context.secrets);
+  const { redactor } = context;
   return {
     name: 'memory_write',
     description:

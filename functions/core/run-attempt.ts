@@ -73,7 +73,7 @@ export async function runAttemptSlice(
   const timeoutMs = Math.min(MODEL_TRY_TIMEOUT_MS, config.attemptTimeoutSeconds * 1000);
   const provider = createProvider(agent.model.provider, credential, { timeoutMs });
 
-  const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, signal, log });
+  const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, redactor, signal, log });
   try {
     const checkpoint = checkpointKey(organizationId, invocationKey, attempt.number);
     const saved = await getJson(checkpoint);

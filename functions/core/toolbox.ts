@@ -7,7 +7,7 @@ import type { AgentConfig } from '#contracts/agent';
 import { mcpToolSet } from '#functions/agent/tools/mcp';
 import { terminalTools } from '#functions/agent/tools/terminal';
 import { webSearchToolSet } from '#functions/agent/tools/web-search';
-import type { Tool } from '#functions/agent/types';
+import type { Redactor, Tool } from '#functions/agent/types';
 import type { Invocation } from '#data/invocations';
 import type { Logger } from './log';
 import { openMemoryTools } from './memory-tools';
@@ -17,6 +17,8 @@ export interface ToolboxContext {
   invocation: Invocation;
   /** Resolved secret values by name: only what the configuration references. */
   secrets: ReadonlyMap<string, string>;
+  /** The run's redactor of those values: for what a tool stores or reports itself. */
+  redactor: Redactor;
   signal: AbortSignal;
   log?: Logger;
 }

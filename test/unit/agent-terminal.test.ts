@@ -5,12 +5,13 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
 import type { ToolboxContext } from '#core/toolbox';
 import type { Invocation } from '#data/invocations';
+import { createRedactor } from '#functions/agent/secrets';
 import { terminalTools, workspaceOf } from '#functions/agent/tools/terminal';
 import type { Tool } from '#functions/agent/types';
 
 const model = { name: 'm', provider: { name: 'openai' as const } };
 const context = (organizationId = 'org_a', invocationKey = 'key-1') =>
-  ({ organizationId, invocation: { invocation_key: invocationKey } as Invocation, secrets: new Map(), signal: new AbortController().signal }) satisfies ToolboxContext;
+  ({ organizationId, invocation: { invocation_key: invocationKey } as Invocation, secrets: new Map(), redactor: createRedactor(new Map()), signal: new AbortController().signal }) satisfies ToolboxContext;
 // The client wraps payload bytes in a blob adapter; the tool reads them as bytes only.
 const payload = (value: unknown) => Buffer.from(JSON.stringify(value)) as unknown as InvokeCommandOutput['Payload'];
 const sent = (lambda: ReturnType<typeof mockClient>) => JSON.parse(Buffer.from(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.Payload as Uint8Array).toString('utf8'));

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AgentConfig } from '#contracts/agent';
+import { createRedactor } from '#functions/agent/secrets';
 import { mcpToolSet, openMcpServers, type McpOptions } from '#functions/agent/tools/mcp';
 import type { ToolboxContext, ToolSet } from '#core/toolbox';
 import { FAKE_TOOLS, PAGE_SIZE, startFakeMcp, type FakeMcpServer } from '../fakes/mcp-server';
@@ -11,7 +12,8 @@ const TOKEN = 'mcp-token-canary-93ab7e';
 const context = { signal: new AbortController().signal };
 
 function options(overrides: Partial<McpOptions> = {}): McpOptions {
-  return { secrets: new Map([['MCP_TOKEN', TOKEN]]), signal: new AbortController().signal, connectTimeoutMs: 5_000, callTimeoutMs: 5_000, ...overrides };
+  const secrets = new Map([['MCP_TOKEN', TOKEN]]);
+  return { secrets, redactor: createRedactor(secrets), signal: new AbortController().signal, connectTimeoutMs: 5_000, callTimeoutMs: 5_000, ...overrides };
 }
 
 async function closedUrl(): Promise<string> {
@@ -192,7 +194,7 @@ describe('MCP server tools', () => {
 
   it('is opened by the toolbox only when servers are configured', async () => {
     const model = { name: 'm', provider: { name: 'openai' } };
-    const toolbox = { secrets: new Map(), signal: context.signal } as unknown as ToolboxContext;
+    const toolbox = { secrets: new Map(), redactor: createRedactor(new Map()), signal: context.signal } as unknown as ToolboxContext;
 
     const set = await mcpToolSet(AgentConfig.parse({ model, mcp_servers: [{ name: 'fake', url: mcp.url, allowed_tools: ['echo'] }] }), toolbox);
     opened.push(set!);

@@ -21,7 +21,7 @@ import type { AgentConfig } from '#contracts/agent';
 import { config } from '#core/config';
 import type { Logger } from '#core/log';
 import type { ToolboxContext, ToolSet } from '#core/toolbox';
-import { createRedactor, resolveReferences } from '../secrets';
+import { resolveReferences } from '../secrets';
 import type { Redactor, Tool } from '../types';
 
 type McpServerConfig = NonNullable<AgentConfig['mcp_servers']>[number];
@@ -29,6 +29,8 @@ type McpServerConfig = NonNullable<AgentConfig['mcp_servers']>[number];
 export interface McpOptions {
   /** Resolved secret values by name (the header references). */
   secrets: ReadonlyMap<string, string>;
+  /** Redacts those values from what a server's failure reports. */
+  redactor: Redactor;
   /** Aborts connecting and listing (the attempt is being stopped). */
   signal: AbortSignal;
   /** Bound of connecting to one server and listing its tools. */
@@ -158,7 +160,7 @@ async function closeConnection({ client, transport }: Connection): Promise<void>
 
 /** Connects to every server (in parallel) and returns their tools; see the module doc for failures. */
 export async function openMcpServers(servers: McpServerConfig[], options: McpOptions): Promise<Required<ToolSet>> {
-  const redactor: Redactor = createRedactor(options.secrets);
+  const { redactor } = options;
   // `allowed_tools: []` offers nothing: such a server is not even contacted.
   const wanted = servers.filter((server) => server.allowed_tools === undefined || server.allowed_tools.length > 0);
   const outcomes = await Promise.allSettled(wanted.map((server) => connect(server, options)));
@@ -214,6 +216,7 @@ export async function mcpToolSet(agent: AgentConfig, context: ToolboxContext): P
   const watchdogMs = config.attemptTimeoutSeconds * 1000;
   return openMcpServers(agent.mcp_servers, {
     secrets: context.secrets,
+    redactor: context.redactor,
     signal: context.signal,
     connectTimeoutMs: Math.min(CONNECT_TIMEOUT_MS, watchdogMs / 2),
     callTimeoutMs: Math.min(CALL_TIMEOUT_MS, watchdogMs),
