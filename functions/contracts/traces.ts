@@ -53,7 +53,9 @@ export const TraceSummary = z.object({
 });
 
 /** What a payload field holds: the JSON value, or a preview of one above 64 KiB. */
-const Payload = z.unknown();
+const Payload = z
+  .unknown()
+  .describe('The JSON value; above 64 KiB, `{"truncated": true, "preview": "<first 4 KiB as text>"}` with `*_truncated: true`. `*_bytes` and `*_sha256` describe the complete value.');
 
 export const Span = z.object({
   id: z.string().regex(/^inv-\d+\.att-\d+\.\d+$/),

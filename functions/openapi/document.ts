@@ -49,13 +49,16 @@ for (const [schema, id] of NAMED) registry.add(schema, { id });
 const REF_PREFIX = '#/components/schemas/';
 
 /**
- * Trims what zod emits beyond the schema's meaning: the regex it checks `date-time` with
+ * Keeps a schema's `.describe()` text (the document's registry holds only ids) and trims
+ * what zod emits beyond the schema's meaning: the regex it checks `date-time` with
  * (the format says it), the safe-integer bounds of every `z.int()`, and, for responses,
  * `additionalProperties: false` on objects that merely strip unknown keys when parsing
  * (handlers do not parse what they send, and a client must tolerate fields added later).
  */
 function tidy(io: 'input' | 'output') {
   return ({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodTypes; jsonSchema: JsonSchema }) => {
+    const description = z.globalRegistry.get(zodSchema)?.description;
+    if (description && jsonSchema.description === undefined) jsonSchema.description = description;
     if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
     if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
     if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
