@@ -1,9 +1,9 @@
 /** Agents and their revisions: /agents. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { AgentConfig } from './agent';
 import { Timestamp } from './common';
 import { defineOperation } from './operation';
-import { routeOf } from '#functions/routes';
 
 /** The `agent_name` a run was sent with, as the gateway decoded it from the path. */
 export const AgentName = z.string().min(1).max(255);

@@ -1,8 +1,8 @@
 /** GET /whoami, GET /health, GET /models, POST /invites. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { IdempotencyHeaders, IdempotencyKey } from './common';
 import { defineOperation } from './operation';
-import { routeOf } from '#functions/routes';
 
 export const Role = z.enum(['admin', 'member']);
 

@@ -1,8 +1,8 @@
 /** Memories of a group: /memories. The group is the `group` query parameter of every route. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { Timestamp } from './common';
 import { defineOperation } from './operation';
-import { routeOf } from '#functions/routes';
 
 /** The `memory.group` value of the agents sharing the memories. */
 export const MemoryGroup = z.string().min(1).max(256);

@@ -1,7 +1,7 @@
 /** GET /openapi.json: this service's OpenAPI 3.1 document. */
 import { z } from 'zod';
-import { defineOperation } from './operation';
 import { routeOf } from '#functions/routes';
+import { defineOperation } from './operation';
 
 /** An OpenAPI 3.1 document, as JSON. */
 export const OpenApiDocument = z.record(z.string(), z.unknown());

@@ -3,6 +3,7 @@
  * from. Handlers import their own operation from its contract module, never this list, so
  * each Lambda bundle carries only the contracts of its route.
  */
+import type { RouteKey } from '#functions/routes';
 import { getAgentOperation, getRevisionOperation, listAgentsOperation } from './agents';
 import { createInviteOperation, healthOperation, listModelsOperation, whoamiOperation } from './identity';
 import { deleteMemoriesOperation, deleteMemoryOperation, listMemoriesOperation } from './memories';
@@ -24,7 +25,6 @@ import {
 } from './sessions';
 import { createTokenOperation, deleteTokenOperation, getTokenOperation, listTokensOperation } from './tokens';
 import { getTraceOperation, listTracesOperation } from './traces';
-import type { RouteKey } from '#functions/routes';
 
 const all = [
   healthOperation,

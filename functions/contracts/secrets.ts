@@ -1,7 +1,7 @@
 /** Organization secrets: /secrets. */
 import { z } from 'zod';
-import { defineOperation } from './operation';
 import { routeOf } from '#functions/routes';
+import { defineOperation } from './operation';
 
 export const SecretName = z
   .string()

@@ -1,9 +1,9 @@
 /** Sessions and their messages: /sessions/{id}. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { AgentConfig } from './agent';
 import { FailureKind, IdempotencyKey, IdempotencyKeyHeader, Timestamp } from './common';
 import { defineOperation } from './operation';
-import { routeOf } from '#functions/routes';
 
 export const SessionId = z
   .string()

@@ -1,8 +1,8 @@
 /** Organization API keys: /tokens. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { Timestamp } from './common';
 import { defineOperation } from './operation';
-import { routeOf } from '#functions/routes';
 
 export const TokenIdParams = z.object({ id: z.string().min(1).max(64) });
 

@@ -1,8 +1,8 @@
 /** Traces: GET /traces/{invocation_key} and GET /traces. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { FailureKind, IdempotencyKey, Timestamp } from './common';
 import { defineOperation } from './operation';
-import { routeOf } from '#functions/routes';
 import { SessionId } from './sessions';
 
 const digits = (name: string) => z.string().regex(/^\d{1,10}$/, `${name} must be a whole number`).transform(Number);
