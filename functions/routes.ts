@@ -72,6 +72,8 @@ export const routes = [
   { method: 'GET', path: '/agents', handler: 'list-agents', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/agents/{name}', handler: 'get-agent', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/agents/{name}/revisions/{revision}', handler: 'get-revision', auth: 'principal', access: authenticated },
+  // The document is built from the contracts in the function itself: it touches nothing.
+  { method: 'GET', path: '/openapi.json', handler: 'get-openapi', auth: 'none', access: [] },
 ] as const satisfies readonly Route[];
 
 type Routes = (typeof routes)[number];

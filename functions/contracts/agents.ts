@@ -1,7 +1,9 @@
 /** Agents and their revisions: /agents. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { AgentConfig } from './agent';
 import { Timestamp } from './common';
+import { defineOperation } from './operation';
 
 /** The `agent_name` a run was sent with, as the gateway decoded it from the path. */
 export const AgentName = z.string().min(1).max(255);
@@ -30,4 +32,32 @@ export const AgentDetail = z.object({
   current: AgentRevision,
   /** Newest first. */
   revisions: z.array(AgentRevision.pick({ revision: true, created_at: true })),
+});
+
+export const listAgentsOperation = defineOperation({
+  route: routeOf('GET /agents'),
+  tag: 'Agents',
+  summary: "List the organization's agents",
+  input: {},
+  responses: { 200: { description: 'Every agent name that has run, with its revision count.', body: AgentsResponse } },
+  errors: [],
+});
+
+export const getAgentOperation = defineOperation({
+  route: routeOf('GET /agents/{name}'),
+  tag: 'Agents',
+  summary: 'Read an agent: its current revision and every revision, newest first',
+  input: { params: AgentNameParams },
+  responses: { 200: { description: 'The agent.', body: AgentDetail } },
+  errors: [404],
+});
+
+export const getRevisionOperation = defineOperation({
+  route: routeOf('GET /agents/{name}/revisions/{revision}'),
+  tag: 'Agents',
+  summary: 'Read one revision of an agent with its configuration',
+  description: "A revision is the first 16 hex characters of the SHA-256 of the configuration's canonical JSON (keys sorted).",
+  input: { params: AgentRevisionParams },
+  responses: { 200: { description: 'The revision.', body: AgentRevision } },
+  errors: [404],
 });

@@ -16,3 +16,11 @@ export const IdempotencyKey = z.string().min(1).max(255);
 export const IdempotencyHeaders = z.object({ 'idempotency-key': IdempotencyKey.optional() });
 
 export const Timestamp = z.iso.datetime();
+
+/** Why an invocation failed: on a trace's `failure` and as a 502's `kind`. */
+export const FailureKind = z.enum(['crash', 'no_progress', 'interrupted', 'internal']);
+
+/** The `Idempotency-Key` response header of a run (or of an invite sent with one). */
+export const IdempotencyKeyHeader = {
+  'Idempotency-Key': { description: 'The invocation key: the one sent, or the one the server generated.', schema: IdempotencyKey },
+};

@@ -1,6 +1,8 @@
 /** Memories of a group: /memories. The group is the `group` query parameter of every route. */
 import { z } from 'zod';
+import { routeOf } from '#functions/routes';
 import { Timestamp } from './common';
+import { defineOperation } from './operation';
 
 /** The `memory.group` value of the agents sharing the memories. */
 export const MemoryGroup = z.string().min(1).max(256);
@@ -36,3 +38,32 @@ export const Memory = z.object({
 });
 
 export const ListMemoriesResponse = z.object({ memories: z.array(Memory), next_cursor: z.string().optional() });
+
+export const listMemoriesOperation = defineOperation({
+  route: routeOf('GET /memories'),
+  tag: 'Memories',
+  summary: "List a memory group's memories, newest first",
+  description: 'Active and replaced memories alike. A group with no memories gives an empty list. Pass `next_cursor` as `after` for the next page.',
+  input: { query: ListMemoriesQuery },
+  responses: { 200: { description: 'A page of memories.', body: ListMemoriesResponse } },
+  errors: [],
+});
+
+export const deleteMemoryOperation = defineOperation({
+  route: routeOf('DELETE /memories/{id}'),
+  tag: 'Memories',
+  summary: 'Delete one memory of a group, for good',
+  input: { params: MemoryIdParams, query: MemoryGroupQuery },
+  responses: { 204: { description: 'Deleted.' } },
+  errors: [404],
+});
+
+export const deleteMemoriesOperation = defineOperation({
+  route: routeOf('DELETE /memories'),
+  tag: 'Memories',
+  summary: 'Delete every memory of a group',
+  description: 'Repeating it is safe. Agents bound to the group can remember again afterwards.',
+  input: { query: MemoryGroupQuery },
+  responses: { 204: { description: 'Deleted (or there was nothing to delete).' } },
+  errors: [],
+});

@@ -1,6 +1,8 @@
 /** Traces: GET /traces/{invocation_key} and GET /traces. */
 import { z } from 'zod';
-import { IdempotencyKey, Timestamp } from './common';
+import { routeOf } from '#functions/routes';
+import { FailureKind, IdempotencyKey, Timestamp } from './common';
+import { defineOperation } from './operation';
 import { SessionId } from './sessions';
 
 const digits = (name: string) => z.string().regex(/^\d{1,10}$/, `${name} must be a whole number`).transform(Number);
@@ -37,7 +39,7 @@ export const ListTracesQuery = z.object({
 });
 
 const Usage = z.object({ input_tokens: z.int(), output_tokens: z.int() });
-const Failure = z.object({ kind: z.enum(['crash', 'no_progress', 'interrupted', 'internal']), message: z.string() });
+const Failure = z.object({ kind: FailureKind, message: z.string() });
 
 export const TraceSummary = z.object({
   invocation_key: z.string(),
@@ -51,7 +53,9 @@ export const TraceSummary = z.object({
 });
 
 /** What a payload field holds: the JSON value, or a preview of one above 64 KiB. */
-const Payload = z.unknown();
+const Payload = z
+  .unknown()
+  .describe('The JSON value; above 64 KiB, `{"truncated": true, "preview": "<first 4 KiB as text>"}` with `*_truncated: true`. `*_bytes` and `*_sha256` describe the complete value.');
 
 export const Span = z.object({
   id: z.string().regex(/^inv-\d+\.att-\d+\.\d+$/),
@@ -91,3 +95,25 @@ export const GetTraceResponse = TraceSummary.extend({
 });
 
 export const ListTracesResponse = z.object({ traces: z.array(TraceSummary), next_cursor: z.string().optional() });
+
+export const listTracesOperation = defineOperation({
+  route: routeOf('GET /traces'),
+  tag: 'Traces',
+  summary: 'Search invocations, newest first, without spans',
+  description:
+    'The window (`since`, default 31 days back, to `until`, default now) is fixed on the first page. Keep requesting with `after` set to `next_cursor` while it is present: a page can be short or empty and still have one. A cursor carries the window and the filters: send it with no filters or with every filter repeated exactly, otherwise 400. An unknown `session_id` gives 404; any other filter matching nothing gives an empty page.',
+  input: { query: ListTracesQuery },
+  responses: { 200: { description: 'A page of invocation summaries.', body: ListTracesResponse } },
+  errors: [404],
+});
+
+export const getTraceOperation = defineOperation({
+  route: routeOf('GET /traces/{invocation_key}'),
+  tag: 'Traces',
+  summary: "Read an invocation's trace, a page of spans at a time",
+  description:
+    'With `payloads` (default true) spans carry `input` and `output` and their descriptors, and `limit` is 1 to 25 (default 25); with `payloads=false`, 1 to 500 (default 500). A cursor carries the `payloads` mode: paging with a different one gives 400. `attempts=all` adds the spans of earlier attempts, marked `superseded`. Spans become readable seconds after they happen. A 503 means the spans could not be read: retry (after `Retry-After` seconds when present).',
+  input: { params: GetTraceParams, query: GetTraceQuery },
+  responses: { 200: { description: 'The invocation, its attempts and a page of its spans.', body: GetTraceResponse } },
+  errors: [404],
+});

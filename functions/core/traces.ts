@@ -92,7 +92,7 @@ async function spanView(organizationId: string, invocationKey: string, span: Sto
     started_at,
     ended_at: ended_at ?? null,
     usage,
-    ...(options.superseded ? { superseded: true } : {}),
+    ...(options.superseded ? { superseded: true as const } : {}),
   };
   if (!options.payloads) return view;
   const [input, output] = await Promise.all([

@@ -1,12 +1,13 @@
 /** The audit log of a session, read in event time order (its items are written with the events they record). */
 import { queryPage } from './dynamo';
+import type { AuditEventInput } from './invocations';
 import { keys } from './keys';
 
 export interface AuditEvent {
   id: string;
   session_id: string;
   invocation_key: string;
-  type: string;
+  type: AuditEventInput['type'];
   payload: Record<string, unknown>;
   event_time: string;
   agent_revision: string;

@@ -1,10 +1,9 @@
 /** POST /secrets: stores a new secret; the answer shows it masked. */
-import { CreateSecretBody } from '#contracts/secrets';
+import { createSecretOperation } from '#contracts/secrets';
 import { createSecret } from '#core/secrets';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(routeOf('POST /secrets'), { body: CreateSecretBody }, async ({ principal, body }) => ({
+export const handler = defineHandler(createSecretOperation, async ({ principal, body }) => ({
   status: 201,
   body: await createSecret(principal.organizationId, body.name, body.value),
 }));

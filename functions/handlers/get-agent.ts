@@ -1,10 +1,9 @@
 /** GET /agents/{name}: an agent's current revision and its revisions, newest first. */
-import { AgentNameParams } from '#contracts/agents';
+import { getAgentOperation } from '#contracts/agents';
 import { readAgent } from '#core/agents';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(routeOf('GET /agents/{name}'), { params: AgentNameParams }, async ({ principal, params }) => ({
+export const handler = defineHandler(getAgentOperation, async ({ principal, params }) => ({
   status: 200,
   body: await readAgent(principal.organizationId, params.name),
 }));

@@ -1,10 +1,9 @@
 /** GET /tokens/{id}: one API key's record. */
-import { TokenIdParams } from '#contracts/tokens';
+import { getTokenOperation } from '#contracts/tokens';
 import { getToken } from '#data/tokens';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(routeOf('GET /tokens/{id}'), { params: TokenIdParams }, async ({ principal, params }) => ({
+export const handler = defineHandler(getTokenOperation, async ({ principal, params }) => ({
   status: 200,
   body: await getToken(principal.organizationId, params.id),
 }));

@@ -1,9 +1,14 @@
 /** GET /whoami: what the credential authenticates. */
-import { routeOf } from '#functions/routes';
+import { whoamiOperation } from '#contracts/identity';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(routeOf('GET /whoami'), {}, async ({ principal }) => {
-  const { kind, organizationId } = principal;
-  const who = principal.kind === 'user' ? { user: principal.user } : { api_key: principal.apiKey };
-  return { status: 200, body: { kind, organization_id: organizationId, ...who } };
+export const handler = defineHandler(whoamiOperation, async ({ principal }) => {
+  const organization_id = principal.organizationId;
+  return {
+    status: 200,
+    body:
+      principal.kind === 'user'
+        ? { kind: principal.kind, organization_id, user: principal.user }
+        : { kind: principal.kind, organization_id, api_key: principal.apiKey },
+  };
 });

@@ -1,9 +1,9 @@
 /** GET /models: the deployment's model catalogue. */
+import { listModelsOperation } from '#contracts/identity';
 import { config } from '#core/config';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(routeOf('GET /models'), {}, async () => ({
+export const handler = defineHandler(listModelsOperation, async () => ({
   status: 200,
   body: { models: config.modelCatalogue },
 }));

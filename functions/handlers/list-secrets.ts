@@ -1,9 +1,9 @@
 /** GET /secrets: the organization's secrets, masked. */
+import { listSecretsOperation } from '#contracts/secrets';
 import { listSecrets } from '#core/secrets';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(routeOf('GET /secrets'), {}, async ({ principal }) => ({
+export const handler = defineHandler(listSecretsOperation, async ({ principal }) => ({
   status: 200,
   body: { secrets: await listSecrets(principal.organizationId) },
 }));

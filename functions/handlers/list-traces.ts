@@ -1,14 +1,9 @@
 /** GET /traces: the organization's invocations newest first, filtered, by signed cursor. */
-import { ListTracesQuery } from '#contracts/traces';
+import { listTracesOperation } from '#contracts/traces';
 import { searchTraces } from '#core/traces';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(
-  routeOf('GET /traces'),
-  { query: ListTracesQuery },
-  async ({ principal, query }) => ({
-    status: 200,
-    body: await searchTraces(principal.organizationId, query),
-  }),
-);
+export const handler = defineHandler(listTracesOperation, async ({ principal, query }) => ({
+  status: 200,
+  body: await searchTraces(principal.organizationId, query),
+}));

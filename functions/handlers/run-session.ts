@@ -1,41 +1,36 @@
 /** POST /sessions/{id}: runs or resumes a session; 200, 202, 502 or 504 by how the run went. */
-import { RunSessionBody, RunSessionHeaders, RunSessionQuery, SessionIdParams } from '#contracts/sessions';
+import { runSessionOperation } from '#contracts/sessions';
 import { newId } from '#core/ids';
 import { runSession, sessionView } from '#core/sessions';
-import { routeOf } from '#functions/routes';
 import { defineHandler } from '#http/handler';
 
-export const handler = defineHandler(
-  routeOf('POST /sessions/{id}'),
-  { params: SessionIdParams, query: RunSessionQuery, headers: RunSessionHeaders, body: RunSessionBody },
-  async ({ principal, params, query, headers, body, rawBody, setHeader }) => {
-    const invocationKey = headers['idempotency-key'] ?? newId('inv');
-    setHeader('idempotency-key', invocationKey);
-    const answer = await runSession(
-      {
-        organizationId: principal.organizationId,
-        sessionId: params.id,
-        invocationKey,
-        rawBody,
-        agentName: body.agent_name,
-        agent: body.agent,
-        userPrompt: body.user_prompt,
-      },
-      query.wait_timeout_seconds,
-    );
-    const session = sessionView(answer.session);
-    switch (answer.outcome) {
-      case 'succeeded':
-        return { status: 200, body: { session, ...(answer.message ? { message: answer.message } : {}) } };
-      case 'failed':
-        return { status: 502, body: { message: answer.invocation.failure?.message ?? 'the run failed', kind: answer.invocation.failure?.kind ?? 'internal' } };
-      case 'accepted':
-        return { status: 202, body: { session } };
-      case 'timeout':
-        return {
-          status: 504,
-          body: { message: 'the wait ended before the run did; re-send the same request to re-attach', invocation_key: invocationKey },
-        };
-    }
-  },
-);
+export const handler = defineHandler(runSessionOperation, async ({ principal, params, query, headers, body, rawBody, setHeader }) => {
+  const invocationKey = headers['idempotency-key'] ?? newId('inv');
+  setHeader('idempotency-key', invocationKey);
+  const answer = await runSession(
+    {
+      organizationId: principal.organizationId,
+      sessionId: params.id,
+      invocationKey,
+      rawBody,
+      agentName: body.agent_name,
+      agent: body.agent,
+      userPrompt: body.user_prompt,
+    },
+    query.wait_timeout_seconds,
+  );
+  const session = sessionView(answer.session);
+  switch (answer.outcome) {
+    case 'succeeded':
+      return { status: 200, body: { session, ...(answer.message ? { message: answer.message } : {}) } };
+    case 'failed':
+      return { status: 502, body: { message: answer.invocation.failure?.message ?? 'the run failed', kind: answer.invocation.failure?.kind ?? 'internal' } };
+    case 'accepted':
+      return { status: 202, body: { session } };
+    case 'timeout':
+      return {
+        status: 504,
+        body: { message: 'the wait ended before the run did; re-send the same request to re-attach', invocation_key: invocationKey },
+      };
+  }
+});

@@ -1,12 +1,13 @@
 /**
  * The HTTP kit: one middy chain for every route. It stamps a request id on the logs and
  * the response, authenticates as the route table says, parses and validates path, query,
- * header and body input with the route's zod contracts, and maps errors to statuses.
- * Handlers receive typed, validated input and return a status and a body.
+ * header and body input with the operation's zod contracts, and maps errors to statuses.
+ * Handlers receive typed, validated input and return one of the operation's responses.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { z } from 'zod';
+import type { InputSchemas, Operation, Responses } from '#contracts/operation';
 import { InvalidInputError } from '#core/errors';
 import { createLogger, type Logger } from '#core/log';
 import type { Principal, UserPrincipal } from '#core/principal';
@@ -15,12 +16,7 @@ import { authenticate } from './authenticate';
 import { errorResponse } from './errors';
 import { json } from './response';
 
-export interface InputSchemas {
-  params?: z.ZodType;
-  query?: z.ZodType;
-  headers?: z.ZodType;
-  body?: z.ZodType;
-}
+export type { InputSchemas } from '#contracts/operation';
 
 type Parsed<S, K extends keyof InputSchemas> = S extends { [P in K]: z.ZodType } ? z.output<S[K]> : undefined;
 
@@ -46,6 +42,13 @@ export interface HttpReply {
   body?: unknown;
   headers?: Record<string, string>;
 }
+
+/** One of the operation's declared responses: its status, and a body of its schema (none without one). */
+export type ReplyOf<S extends Responses> = {
+  [K in Extract<keyof S, number>]: S[K] extends { body: infer B extends z.ZodType }
+    ? { status: K; body: z.input<B>; headers?: Record<string, string> }
+    : { status: K; body?: undefined; headers?: Record<string, string> };
+}[Extract<keyof S, number>];
 
 interface State {
   requestId: string;
@@ -155,21 +158,21 @@ function validation(schemas: InputSchemas): MiddlewareObj<Event, Result, Error, 
 /** What Lambda (and the local gateway) calls. */
 export type HttpHandler = (event: Event, context: Context) => Promise<Result>;
 
-/** A Lambda handler for one route of the route table. */
-export function defineHandler<R extends Route, S extends InputSchemas>(
-  route: R,
-  schemas: S,
-  handle: (request: HttpRequest<S, R['auth']>) => Promise<HttpReply>,
+/** A Lambda handler for one operation: a route of the route table and its contract. */
+export function defineHandler<R extends Route, S extends InputSchemas, O extends Responses>(
+  operation: Operation<R, S, O>,
+  handle: (request: HttpRequest<S, R['auth']>) => Promise<ReplyOf<O>>,
 ): HttpHandler {
+  const { route, input } = operation;
   // The chain adds `state` to the context itself; callers pass a plain Lambda context.
   return middy<Event, Result, Error, ServiceContext>()
     .use(observe(route))
     .use(mapErrors())
     .use(authentication(route.auth))
-    .use(validation(schemas))
+    .use(validation(input))
     .handler(async (_event, context) => {
       const { state } = context;
-      const reply = await handle({
+      const reply: HttpReply = await handle({
         ...state.input!,
         principal: state.principal,
         requestId: state.requestId,

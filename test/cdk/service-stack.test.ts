@@ -228,6 +228,14 @@ describe('ServiceStack', () => {
       expect(actions.filter((action) => TABLE_WRITE_ACTIONS.includes(action) || /^s3:(Put|Delete)/.test(action))).toEqual([]);
     });
 
+    it('lets get-openapi touch nothing but its own logs and traces, and tells it nothing', () => {
+      const route = routeByHandler('get-openapi');
+      const actions = actionsOf(statementsOf(template, route));
+      expect(actions.length).toBeGreaterThan(0);
+      expect(actions.filter((action) => !/^(logs|xray):/.test(action))).toEqual([]);
+      expect(Object.keys(functionOf(template, route).properties.Environment.Variables)).toEqual(['NODE_OPTIONS']);
+    });
+
     it('lets exactly the cursors routes read the generated cursor key, that one secret only', () => {
       const [secretId, secret] = Object.entries(template.findResources('AWS::SecretsManager::Secret'))[0]!;
       expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64 });

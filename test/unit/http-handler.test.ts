@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+import { defineOperation } from '#contracts/operation';
 import { ConflictError, ForbiddenError, LockedError, NotFoundError, QuotaExceededError, UnavailableError } from '#core/errors';
 import { defineHandler } from '#http/handler';
 
@@ -23,16 +24,27 @@ function event(overrides: Partial<APIGatewayProxyEventV2> = {}): APIGatewayProxy
   };
 }
 
-const echo = defineHandler(
+const echoOperation = defineOperation({
   route,
-  {
+  tag: 'Test',
+  summary: 'Echo the validated input',
+  input: {
     params: z.object({ id: z.string().min(2) }),
     query: z.object({ limit: z.coerce.number().int().max(10) }),
     headers: z.object({ 'idempotency-key': z.string().max(3) }),
     body: z.strictObject({ name: z.string() }),
   },
-  async (request) => ({ status: 200, body: { params: request.params, query: request.query, headers: request.headers, body: request.body, raw: request.rawBody } }),
-);
+  responses: { 200: { description: 'The input.', body: z.record(z.string(), z.unknown()) } },
+  errors: [],
+});
+
+const echo = defineHandler(echoOperation, async (request) => ({
+  status: 200,
+  body: { params: request.params, query: request.query, headers: request.headers, body: request.body, raw: request.rawBody },
+}));
+
+/** An operation without input whose handler only throws. */
+const failingOperation = defineOperation({ route, tag: 'Test', summary: 'Fail', input: {}, responses: { 200: { description: 'Never.' } }, errors: [] });
 
 const call = async (overrides?: Partial<APIGatewayProxyEventV2>) => {
   const res = await echo(event(overrides), context);
@@ -90,7 +102,7 @@ describe('defineHandler', () => {
     [new UnavailableError('later', 7), 503, { message: 'later' }],
   ])('maps %s to its status', async (error, status, body) => {
     vi.spyOn(process.stderr, 'write').mockReturnValue(true);
-    const failing = defineHandler(route, {}, async () => {
+    const failing = defineHandler(failingOperation, async () => {
       throw error;
     });
 
@@ -103,7 +115,7 @@ describe('defineHandler', () => {
 
   it('answers an unexpected fault with a generic 500 and the request id, logging the detail', async () => {
     const logged = vi.spyOn(process.stderr, 'write').mockReturnValue(true);
-    const failing = defineHandler(route, {}, async () => {
+    const failing = defineHandler(failingOperation, async () => {
       throw new TypeError('secret internals');
     });
 
