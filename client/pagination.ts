@@ -22,6 +22,10 @@ export class PagePromise<Page extends { next_cursor?: string }, Item> implements
     return this.firstPage().then(onFulfilled, onRejected);
   }
 
+  catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<Page | B> {
+    return this.firstPage().catch(onRejected);
+  }
+
   /** Every page, the first one included. */
   async *pages(): AsyncGenerator<Page> {
     let page = await this.firstPage();
