@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { AgentSessions } from '../client/index';
 import type { PagePromise } from '../client/pagination';
-import type { AgentConfig, Span } from '../client/types';
+import type { AgentConfig, SessionRunResponse, Span } from '../client/types';
 import { resolveSettings, saveProfile, type Settings } from './config';
 import { describeError, EXIT, EXIT_CODE_HELP, exitCodeFor, UsageError } from './errors';
 import { auditTable, duration, fields, table, traceTree, transcript } from './render';
@@ -195,7 +195,7 @@ const run: Command = {
     const client = await context.client();
     const stop = wait > 0 ? startSpinner(context.io.stderr, `running ${sessionId}`) : () => {};
     const started = Date.now();
-    let answer;
+    let answer: SessionRunResponse;
     try {
       answer = await client.sessions.run(sessionId, {
         user_prompt: prompt,
