@@ -152,7 +152,8 @@ describe('agent-sessions', () => {
   });
 
   it('exits 12 when the wait ends first, 8 while that run holds the session, and re-attaches with the key', async () => {
-    model.enqueue(delay(3000, answer('Slow answer')));
+    // Long enough for the next CLI process to start while it runs, short of the 6 s attempt timeout.
+    model.enqueue(delay(4500, answer('Slow answer')));
     const waited = await cli(['run', 'slow', 'Take time', ...modelFlags(), '--key', 'slow-1', '--wait', '1']);
     const busy = await cli(['run', 'slow', 'Meanwhile', ...modelFlags(), '--key', 'slow-2', '--wait', '0']);
     const attached = await cli(['run', 'slow', 'Take time', ...modelFlags(), '--key', 'slow-1']);
