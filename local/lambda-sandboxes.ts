@@ -203,7 +203,12 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
     async close(): Promise<void> {
       closed = true;
       const sandboxes = [...all];
-      for (const sandbox of sandboxes) sandbox.kill(new Error('the local cloud stopped'));
+      for (const sandbox of sandboxes) {
+        // Referenced again, so the process lives until they are gone even when nothing else
+        // keeps it alive (an idle sandbox is unreferenced).
+        sandbox.child.process.ref();
+        sandbox.kill(new Error('the local cloud stopped'));
+      }
       await Promise.all(sandboxes.map((sandbox) => sandbox.child.exited));
     },
   };

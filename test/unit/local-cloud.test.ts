@@ -7,6 +7,7 @@ import { HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCloud } from '#local/cloud';
+import { spawnChild, typeScriptEntry } from '#local/child-process';
 import { startCloudProcess } from '#local/cloud-process';
 
 let dir: string;
@@ -99,6 +100,19 @@ describe('startLocalCloud', { timeout: 30_000 }, () => {
     await expect(startLocalCloud({ port: 0, dataDir: held })).rejects.toThrow(
       `data dir ${held} is in use by another instance (pid ${process.ppid}); set DATA_DIR to another`,
     );
+  });
+
+  it('stops completely when nothing else keeps its process alive', async () => {
+    const child = spawnChild(process.execPath, typeScriptEntry(new URL('./fixtures/start-stop-cloud.ts', import.meta.url)), {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let output = '';
+    child.process.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+
+    const exit = await child.exited;
+
+    expect(output).toContain('stopped');
+    expect(exit.code).toBe(0);
   });
 
   it('run in a process of its own, reports why it could not start', async () => {
