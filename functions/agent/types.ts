@@ -96,9 +96,10 @@ export interface SpanEnd {
 }
 
 /**
- * Where spans go as they happen: `start` before the call, `end` after it. The harness
- * owns the ids (their sequence lives in the checkpointed attempt state), so a recorder
- * is stateless and a step resumed in another process continues the same numbering.
+ * Where spans go as they happen: `start` before the call, `end` after it, both within one
+ * step and so by one recorder (a step is never resumed halfway). The harness owns the ids
+ * (their sequence lives in the checkpointed attempt state), so the next slice, in another
+ * process, continues the same numbering with a recorder of its own.
  * Every name, input and output it receives has already been redacted.
  */
 export interface SpanRecorder {

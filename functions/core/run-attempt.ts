@@ -76,6 +76,12 @@ export async function runAttemptSlice(
   const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, redactor, signal, log });
   try {
     const checkpoint = checkpointKey(organizationId, invocationKey, attempt.number);
+    const saveProgress = async (next: AttemptState) => {
+      await Promise.all([
+        putJson(checkpoint, JSON.stringify(next)),
+        recordProgress(organizationId, invocationKey, attempt.number, { steps: next.steps, usage: next.usage }),
+      ]);
+    };
     const saved = await getJson(checkpoint);
     // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
     const systemPrompt = [agent.system_prompt, ...toolbox.instructions].filter((part) => part !== undefined && part !== '').join('\n\n');
@@ -97,10 +103,8 @@ export async function runAttemptSlice(
       redactor,
       // Stop starting steps halfway through the budget: a step under way needs room to finish.
       deadline: Date.now() + budgetMs / 2,
-      onStep: async (next) => {
-        await putJson(checkpoint, JSON.stringify(next));
-        await recordProgress(organizationId, invocationKey, attempt.number, { steps: next.steps, usage: next.usage });
-      },
+      // Independent writes: made together, since every step waits for both.
+      onStep: (next) => saveProgress(next),
       signal,
       log,
       ...(agent.output_format?.type === 'json_schema'
@@ -117,8 +121,7 @@ export async function runAttemptSlice(
         spans: spanStore(organizationId, invocation), redactor, signal, log,
       });
       // The distillation's span seq and usage count for the attempt, and a retried slice starts after it.
-      await putJson(checkpoint, JSON.stringify(distilled));
-      await recordProgress(organizationId, invocationKey, attempt.number, { steps: distilled.steps, usage: distilled.usage });
+      await saveProgress(distilled);
     }
     await endAttempt(organizationId, invocationKey, attempt.number, {
       status: 'SUCCEEDED',

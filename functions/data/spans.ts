@@ -5,12 +5,11 @@
  * the invocation is RUNNING: a harness still at work after its session was deleted (on AWS
  * a stopped execution does not stop a Lambda mid-run) must not leave records behind.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { InvocationEndedError } from '#core/errors';
 import { sha256 } from '#core/ids';
 import { spansExpireAt } from '#core/retention';
-import { cancellationReasons, dynamo, transactWrite } from './dynamo';
+import { cancellationReasons, transactWrite } from './dynamo';
 import { auditItem, type Invocation } from './invocations';
 import { keys } from './keys';
 import { payloadKey, putJson } from './payloads';
@@ -66,17 +65,22 @@ export function spanStore(organizationId: string, invocation: Invocation) {
         ],
       });
     } catch (error) {
-      if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') {
+      // The invocation has ended, or the item a span end updates is gone with it.
+      if (cancellationReasons(error)?.some((reason) => reason.code === 'ConditionalCheckFailed')) {
         throw new InvocationEndedError(`invocation ${key} is no longer running`);
       }
       throw error;
     }
   };
   const expiresAt = spansExpireAt(invocation.started_at);
+  // What the audit event of a span's end names, kept from its start: a step starts and
+  // ends its spans in the same slice, so ending one needs no read.
+  const started = new Map<string, Pick<SpanStartRecord, 'type' | 'name'>>();
   return {
     async start(span: SpanStartRecord): Promise<void> {
       const { attempt, seq } = position(span.id);
       const described = await storePayload(organizationId, key, span.id, 'input', span.input);
+      started.set(span.id, { type: span.type, name: span.name });
       await whileRunning({
         Put: {
           TableName: config.tableName,
@@ -102,11 +106,10 @@ export function spanStore(organizationId: string, invocation: Invocation) {
       const { attempt, seq } = position(spanId);
       const described = await storePayload(organizationId, key, spanId, 'output', outcome.output);
       const endedAt = new Date().toISOString();
-      const { Item: span } = await dynamo.send(
-        new GetCommand({ TableName: config.tableName, Key: keys.span(organizationId, key, attempt, seq), ConsistentRead: true }),
-      );
-      if (!span) throw new InvocationEndedError(`span ${spanId} is gone: its invocation ended`);
-      const event = span.span_type === 'tool_call'
+      const span = started.get(spanId);
+      if (!span) throw new Error(`span ${spanId} was not started by this recorder`);
+      started.delete(spanId);
+      const event = span.type === 'tool_call'
         ? { type: 'tool_result' as const, payload: { span_id: spanId, tool: span.name, status: outcome.status } }
         : { type: 'llm_call' as const, payload: { span_id: spanId, model: span.name, status: outcome.status, usage: outcome.usage } };
       await whileRunning(
@@ -115,6 +118,8 @@ export function spanStore(organizationId: string, invocation: Invocation) {
             TableName: config.tableName,
             Key: keys.span(organizationId, key, attempt, seq),
             UpdateExpression: 'SET #status = :status, ended_at = :ended, #usage = :usage, output_bytes = :bytes, output_sha256 = :sha',
+            // Never recreate a span its invocation's deletion removed.
+            ConditionExpression: 'attribute_exists(pk)',
             ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
             ExpressionAttributeValues: {
               ':status': outcome.status,
