@@ -1,5 +1,5 @@
 /** Agents as clients see them: a name, its current revision and its history. */
-import { getAgent, getRevision, listRevisions, type Revision } from '#data/agents';
+import { getAgent, getRevision, listRevisionDates, type Revision } from '#data/agents';
 import { NotFoundError } from './errors';
 
 export interface AgentDetail {
@@ -8,19 +8,23 @@ export interface AgentDetail {
   revisions: Pick<Revision, 'revision' | 'created_at'>[];
 }
 
-const newestFirst = (a: Revision, b: Revision) =>
+type RevisionDate = Pick<Revision, 'revision' | 'created_at'>;
+
+const newestFirst = (a: RevisionDate, b: RevisionDate) =>
   a.created_at === b.created_at ? (a.revision < b.revision ? 1 : -1) : a.created_at < b.created_at ? 1 : -1;
 
 /** An agent name with its current revision and every revision, newest first; 404 when it never ran. */
 export async function readAgent(organizationId: string, name: string): Promise<AgentDetail> {
   const agent = await getAgent(organizationId, name);
   if (!agent) throw new NotFoundError(`agent ${name} not found`);
-  // Read after the name: a revision is written with (or before) the name that points at it,
-  // so the current one is always among them.
-  const revisions = (await listRevisions(organizationId, name)).sort(newestFirst);
-  const current = revisions.find((r) => r.revision === agent.current_revision);
+  // Read after the name, consistently: a revision is written with (or before) the name that
+  // points at it, so the current one is there. Only the current one's configuration is read.
+  const [current, revisions] = await Promise.all([
+    getRevision(organizationId, name, agent.current_revision, { consistent: true }),
+    listRevisionDates(organizationId, name),
+  ]);
   if (!current) throw new Error(`agent ${name} names revision ${agent.current_revision}, which is missing`);
-  return { name, current, revisions: revisions.map(({ revision, created_at }) => ({ revision, created_at })) };
+  return { name, current, revisions: revisions.sort(newestFirst) };
 }
 
 /** One revision of an agent name with its configuration; 404 for an unknown name or revision. */

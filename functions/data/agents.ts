@@ -75,9 +75,14 @@ export async function recordRevision(organizationId: string, name: string, revis
 }
 
 /** One revision of an agent name, with its configuration. */
-export async function getRevision(organizationId: string, name: string, revision: string): Promise<Revision | undefined> {
+export async function getRevision(
+  organizationId: string,
+  name: string,
+  revision: string,
+  options: { consistent?: boolean } = {},
+): Promise<Revision | undefined> {
   const { Item } = await dynamo.send(
-    new GetCommand({ TableName: config.tableName, Key: keys.revision(organizationId, name, revision) }),
+    new GetCommand({ TableName: config.tableName, Key: keys.revision(organizationId, name, revision), ConsistentRead: options.consistent }),
   );
   return Item && toRevision(Item);
 }
@@ -95,7 +100,11 @@ export async function getAgent(organizationId: string, name: string): Promise<Ag
   return Item && { ...toSummary(Item), current_revision: Item.current_revision };
 }
 
-/** Every revision of an agent name with its configuration, read strongly consistent, by revision id (not time). */
-export async function listRevisions(organizationId: string, name: string): Promise<Revision[]> {
-  return (await queryPrefix(keys.revisionsOf(organizationId, name), { consistent: true })).map(toRevision);
+/**
+ * Every revision of an agent name, without its configuration (which can be large), read
+ * strongly consistent, by revision id (not time).
+ */
+export async function listRevisionDates(organizationId: string, name: string): Promise<Pick<Revision, 'revision' | 'created_at'>[]> {
+  const items = await queryPrefix(keys.revisionsOf(organizationId, name), { consistent: true, attributes: ['revision', 'created_at'] });
+  return items.map((item) => ({ revision: item.revision as string, created_at: item.created_at as string }));
 }

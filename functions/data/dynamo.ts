@@ -105,12 +105,25 @@ export async function queryPage(query: TableQuery, limit: number, startKey?: Ite
   return { items: items.slice(0, limit), more: items.length > limit };
 }
 
-/** Every item of a partition whose sort key starts with a prefix, in sort key order. */
-export async function queryPrefix(key: { pk: string; skPrefix: string }, options: { consistent?: boolean } = {}): Promise<Item[]> {
+/**
+ * Every item of a partition whose sort key starts with a prefix, in sort key order; only
+ * the named `attributes` of each when given.
+ */
+export async function queryPrefix(
+  key: { pk: string; skPrefix: string },
+  options: { consistent?: boolean; attributes?: readonly string[] } = {},
+): Promise<Item[]> {
+  const projection = options.attributes?.length
+    ? {
+        ProjectionExpression: options.attributes.map((_, i) => `#a${i}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(options.attributes.map((name, i) => [`#a${i}`, name])),
+      }
+    : {};
   return queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.skPrefix },
     ConsistentRead: options.consistent,
+    ...projection,
   });
 }
 
