@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ProviderError } from '#functions/agent/errors';
 import { createProvider } from '#functions/agent/providers/index';
 import type { ModelRequest } from '#functions/agent/types';
 import { answer, hang, startFakeAnthropic, status, toolUse, toolUses, type FakeAnthropicServer } from '../fakes/anthropic-server';
+import { failure } from './provider-failure';
 
 const KEY = 'sk-ant-test-0123456789abcdefghij';
 const request: ModelRequest = { model: 'claude-test', messages: [{ role: 'user', content: 'Hello' }], tools: [] };
@@ -23,14 +23,6 @@ afterEach(async () => {
 const provider = (credential: string | null = KEY, timeoutMs?: number) =>
   createProvider({ name: 'anthropic', url: server.url }, credential ?? undefined, timeoutMs ? { timeoutMs } : {});
 
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
 
 describe('the anthropic provider', () => {
   it('maps a conversation with tool calls and results to the Messages API and the reply back', async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ProviderError } from '#functions/agent/errors';
 import { createProvider } from '#functions/agent/providers/index';
 import type { ModelRequest } from '#functions/agent/types';
 import { answer, connectFakeBedrock, error, hang, startFakeBedrock, toolUse, type FakeBedrockServer } from '../fakes/bedrock-server';
+import { failure } from './provider-failure';
 
 // The client takes its endpoint, region and credentials from the environment, as in Lambda.
 let server: FakeBedrockServer;
@@ -30,14 +30,6 @@ const nextModel = () => `anthropic.test-model-${++models}-v1:0`;
 const request = (model: string): ModelRequest => ({ model, messages: [{ role: 'user', content: 'Hello' }], tools: [] });
 const provider = (timeoutMs?: number) => createProvider({ name: 'bedrock' }, undefined, timeoutMs ? { timeoutMs } : {});
 
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const caught = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(caught).toBeInstanceOf(ProviderError);
-  return caught as ProviderError;
-}
 
 describe('the bedrock provider', () => {
   it('maps a conversation with tool calls and results to Converse and the reply back', async () => {

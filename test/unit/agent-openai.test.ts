@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AgentConfig } from '#contracts/agent';
-import { ProviderError } from '#functions/agent/errors';
 import { AVAILABLE_PROVIDERS, isProviderAvailable } from '#functions/agent/providers/available';
 import { createProvider } from '#functions/agent/providers/index';
 import type { ModelRequest } from '#functions/agent/types';
 import { answer, hang, startFakeOpenAI, status, toolCall, type FakeOpenAIServer } from '../fakes/openai-server';
+import { failure } from './provider-failure';
 
 const KEY = 'sk-test-0123456789abcdefghij';
 const request: ModelRequest = { model: 'gpt-test', messages: [{ role: 'user', content: 'Hello' }], tools: [] };
@@ -20,14 +20,6 @@ afterEach(async () => {
   await server.close();
 });
 
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ProviderError);
-  return error as ProviderError;
-}
 
 describe('the openai provider', () => {
   it('maps a conversation with tools to Chat Completions and the reply back', async () => {
