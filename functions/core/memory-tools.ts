@@ -96,10 +96,12 @@ export async function openMemoryTools(agent: AgentConfig, context: ToolboxContex
   if (!agent.memory) return undefined;
   const { group } = agent.memory;
   const canWrite = agent.memory.generation?.includes('agent') ?? false;
-  const memories = withinBudget(await activeMemories(context.organizationId, group, PROMPT_MEMORIES));
-  const instructions = memoryInstructions(group, memories, canWrite);
   return {
     tools: canWrite ? [memoryWriteTool(group, context)] : [],
-    ...(instructions ? { instructions: [instructions] } : {}),
+    async instructions() {
+      const memories = withinBudget(await activeMemories(context.organizationId, group, PROMPT_MEMORIES));
+      const instructions = memoryInstructions(group, memories, canWrite);
+      return instructions ? [instructions] : [];
+    },
   };
 }

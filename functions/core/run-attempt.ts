@@ -82,17 +82,18 @@ export async function runAttemptSlice(
         recordProgress(organizationId, invocationKey, attempt.number, { steps: next.steps, usage: next.usage }),
       ]);
     };
-    const saved = await getJson(checkpoint);
     // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
-    const systemPrompt = [agent.system_prompt, ...toolbox.instructions].filter((part) => part !== undefined && part !== '').join('\n\n');
-    const state: AttemptState = saved
-      ? (JSON.parse(saved) as AttemptState)
-      : startAttempt({
-          sessionPosition: invocation.session_position,
-          attempt: attempt.number,
-          ...(systemPrompt ? { systemPrompt } : {}),
-          ...(await conversation(organizationId, invocation)),
-        });
+    const newAttemptState = async () => {
+      const systemPrompt = [agent.system_prompt, ...(await toolbox.instructions())].filter((part) => part !== undefined && part !== '').join('\n\n');
+      return startAttempt({
+        sessionPosition: invocation.session_position,
+        attempt: attempt.number,
+        ...(systemPrompt ? { systemPrompt } : {}),
+        ...(await conversation(organizationId, invocation)),
+      });
+    };
+    const saved = await getJson(checkpoint);
+    const state: AttemptState = saved ? (JSON.parse(saved) as AttemptState) : await newAttemptState();
 
     const result = await runSteps(state, {
       provider,

@@ -26,15 +26,20 @@ export interface ToolboxContext {
 /** What one kind of tool contributes. */
 export interface ToolSet {
   tools: Tool[];
-  /** Paragraphs for the system prompt of a new attempt (e.g. the group's active memories). */
-  instructions?: string[];
+  /**
+   * Paragraphs for the system prompt of a new attempt: known already (an unreachable
+   * server), or read only when an attempt starts (the group's active memories), since a
+   * slice that resumes from a checkpoint has its system prompt.
+   */
+  instructions?: string[] | (() => Promise<string[]>);
   /** Releases connections; called once the slice ends, however it ends. */
   close?(): Promise<void>;
 }
 
 export interface Toolbox {
   tools: Tool[];
-  instructions: string[];
+  /** Every set's instructions, for the system prompt of a new attempt. */
+  instructions(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -65,7 +70,10 @@ export async function openToolbox(agent: AgentConfig, context: ToolboxContext): 
   if (duplicate) throw new Error(`two tools are named ${duplicate.name}`);
   return {
     tools,
-    instructions: sets.flatMap((set) => set.instructions ?? []),
+    async instructions() {
+      const parts = await Promise.all(sets.map((set) => (typeof set.instructions === 'function' ? set.instructions() : (set.instructions ?? []))));
+      return parts.flat();
+    },
     async close() {
       await Promise.allSettled(sets.map((set) => set.close?.()));
     },

@@ -159,7 +159,7 @@ async function closeConnection({ client, transport }: Connection): Promise<void>
 }
 
 /** Connects to every server (in parallel) and returns their tools; see the module doc for failures. */
-export async function openMcpServers(servers: McpServerConfig[], options: McpOptions): Promise<Required<ToolSet>> {
+export async function openMcpServers(servers: McpServerConfig[], options: McpOptions): Promise<ToolSet & { instructions: string[]; close(): Promise<void> }> {
   const { redactor } = options;
   // `allowed_tools: []` offers nothing: such a server is not even contacted.
   const wanted = servers.filter((server) => server.allowed_tools === undefined || server.allowed_tools.length > 0);
