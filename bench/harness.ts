@@ -10,9 +10,10 @@
 import { runSteps, startAttempt } from '#functions/agent/loop';
 import { createOpenAIProvider } from '#functions/agent/providers/openai';
 import { createRedactor } from '#functions/agent/secrets';
-import { startNextAttempt, finishInvocation } from '#core/attempts';
+import { startNextAttempt } from '#core/attempts';
 import { runAttemptSlice } from '#core/run-attempt';
-import { acceptRun } from '#core/runs';
+import { acceptRun, recordRunRevision } from '#core/runs';
+import { executionInput } from '#data/workflow';
 import type { LocalCloud } from '#local/cloud';
 import { answer, startFakeOpenAI, toolCall, type FakeOpenAIServer } from '../test/fakes/openai-server';
 import { figures, printComparison } from './stats';
@@ -59,11 +60,12 @@ export async function benchHarness(cloud: LocalCloud): Promise<void> {
     const full: number[] = [];
     for (let run = 0; run < RUNS + 1; run++) {
       const invocationKey = `harness-${Date.now()}-${run}`;
-      await acceptRun({ organizationId, sessionId: `harness-${run}`, invocationKey, rawBody: '{}', agentName: 'bench', agent, userPrompt: 'go' });
+      const { invocation } = await acceptRun({ organizationId, sessionId: `harness-${run}`, invocationKey, rawBody: '{}', agentName: 'bench', agent, userPrompt: 'go' });
+      await recordRunRevision({ organizationId, agentName: 'bench', agent }, invocation);
       await startNextAttempt(organizationId, invocationKey);
       script(model);
-      const gaps = await gapsBetweenCalls(model.origin, () => runAttemptSlice(organizationId, invocationKey, 600_000, new AbortController().signal));
-      await finishInvocation(organizationId, invocationKey);
+      const slice = { ...executionInput(organizationId, invocation), attempt: 1, resume: false };
+      const gaps = await gapsBetweenCalls(model.origin, () => runAttemptSlice(slice, 600_000));
       if (run > 0) full.push(...gaps); // the first run warms the clients up
     }
 

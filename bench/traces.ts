@@ -9,13 +9,12 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { sha256 } from '#core/ids';
-import { putAttempt } from '#data/attempts';
 import { dynamo } from '#data/dynamo';
 import type { Invocation } from '#data/invocations';
 import { keys } from '#data/keys';
 import { payloadKey, s3 } from '#data/payloads';
 import type { LocalCloud } from '#local/cloud';
-import { batchPut, invocationItem, seedSpans, sessionItem } from '../test/seed/traces';
+import { attemptItem, batchPut, invocationItem, seedSpans, sessionItem } from '../test/seed/traces';
 import { figures, printComparison, sample } from './stats';
 
 const SPANS = 500;
@@ -62,10 +61,9 @@ export async function benchTraces(cloud: LocalCloud): Promise<void> {
   const now = new Date().toISOString();
   const invocation: Invocation = {
     invocation_key: 'bench-trace', session_id: 'bench-trace-session', session_position: 1, status: 'SUCCEEDED',
-    agent_name: 'bench', agent_revision: 'r', body_sha256: sha256('bench'), started_at: now, ended_at: now,
+    agent_name: 'bench', agent_revision: 'r', body_sha256: sha256('bench'), started_at: now, ended_at: now, user_cursor: 1,
   };
-  await batchPut([invocationItem(organizationId, invocation), sessionItem(organizationId, invocation.session_id, 1, now)]);
-  await putAttempt(organizationId, invocation, 1, now);
+  await batchPut([invocationItem(organizationId, invocation), sessionItem(organizationId, invocation.session_id, 1, now), attemptItem(organizationId, invocation, 1)]);
   const { ids } = await seedSpans(organizationId, invocation, { attempt: 1, count: SPANS, payloadBytes: PAYLOAD_BYTES });
 
   const { pk } = keys.spansOf(organizationId, invocation.invocation_key);
@@ -133,7 +131,7 @@ export async function benchTraces(cloud: LocalCloud): Promise<void> {
     return {
       invocation_key: `search-${i}`, session_id: `search-session-${i % SESSIONS}`, session_position: Math.floor(i / SESSIONS) + 1, status,
       agent_name: `agent-${agent}`, agent_revision: `rev-${agent}-${Math.floor(i / AGENTS) % REVISIONS_PER_AGENT}`,
-      body_sha256: sha256(String(i)), started_at: startedAt,
+      body_sha256: sha256(String(i)), started_at: startedAt, user_cursor: 1,
       ...(status === 'RUNNING' ? {} : { ended_at: startedAt }),
       ...(status === 'FAILED' ? { failure: { kind: 'crash', message: 'bench' } } : {}),
     };

@@ -155,12 +155,19 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
   };
 }
 
+/** A whole-number setting within its allowed range; the local cloud refuses to start otherwise. */
+function integerSetting(env: Record<string, string>, name: string, min: number, max: number): number {
+  const value = Number(env[name]);
+  if (!/^\d+$/.test(env[name] ?? '') || value < min || value > max) {
+    throw new LocalCloudError(`${name} must be a whole number from ${min} to ${max} (got ${env[name]})`);
+  }
+  return value;
+}
+
 /** The invocation state machine, its tasks dispatched to the `functions/workflow` modules. */
 function invocationMachine(env: Record<string, string>) {
-  const attemptTimeoutSeconds = Number(env.ATTEMPT_TIMEOUT_SECONDS);
-  if (!Number.isInteger(attemptTimeoutSeconds) || attemptTimeoutSeconds < 1) {
-    throw new LocalCloudError(`ATTEMPT_TIMEOUT_SECONDS must be a whole number of seconds, at least 1 (got ${env.ATTEMPT_TIMEOUT_SECONDS})`);
-  }
+  const attemptTimeoutSeconds = integerSetting(env, 'ATTEMPT_TIMEOUT_SECONDS', 1, 900);
+  integerSetting(env, 'MAX_ATTEMPTS', 1, 10);
   const definition = invocationStateMachine(
     { startAttempt: 'start-attempt', runSteps: 'run-steps', settleAttempt: 'settle-attempt', recordOutcome: 'record-outcome' },
     attemptTimeoutSeconds,

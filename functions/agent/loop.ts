@@ -51,7 +51,7 @@ export interface StepDeps {
   maxSteps: number;
   spans: SpanRecorder;
   redactor: Redactor;
-  /** Epoch ms after which no new step starts; a step under way finishes. */
+  /** Epoch ms after which no new step starts (but the first); a step under way finishes. */
   deadline: number;
   /** Checkpoint hook, called after every step with the new state. */
   onStep(state: AttemptState): Promise<void>;
@@ -82,12 +82,14 @@ export function startAttempt(input: AttemptStart): AttemptState {
   };
 }
 
-/** Runs steps until the final answer (`done`) or the deadline (`continue`); throws `MaxStepsError`, `ProviderError`. */
+/** Runs at least one step, then more until the final answer (`done`) or the deadline (`continue`); throws `MaxStepsError`, `ProviderError`. */
 export async function runSteps(initial: AttemptState, deps: StepDeps): Promise<StepsResult> {
   let state = initial;
-  while (state.answer === null) {
+  // A call always makes at least one step: a deadline already passed must not return
+  // `continue` forever without progress.
+  for (let stepped = false; state.answer === null; stepped = true) {
     if (state.steps >= deps.maxSteps) throw new MaxStepsError(deps.maxSteps);
-    if (Date.now() >= deps.deadline) return { state, outcome: 'continue' };
+    if (stepped && Date.now() >= deps.deadline) return { state, outcome: 'continue' };
     deps.signal.throwIfAborted();
     state = await step(state, deps);
     await deps.onStep(state);

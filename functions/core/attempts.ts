@@ -3,7 +3,7 @@
  * (classify it and decide on another), and record the invocation's outcome.
  */
 import { endAttempt, listAttempts, putAttempt, type Attempt, type Usage } from '#data/attempts';
-import { getInvocation, getSession, recordOutcome, type Failure, type FailureKind } from '#data/invocations';
+import { getInvocation, getSession, recordOutcome, type Failure, type FailureKind, type Invocation } from '#data/invocations';
 import { config } from './config';
 import { InvocationEndedError } from './errors';
 
@@ -30,7 +30,7 @@ export function classify(error: TaskError): { failure: Failure; retry: boolean }
   if (name === 'Runtime.ExitError' || name === 'Lambda.Unknown' || name.startsWith('Runtime.')) {
     kind = 'crash';
     message = 'the harness process exited unexpectedly';
-  } else if (name === 'States.Timeout' || name === 'Sandbox.Timedout' || name === 'States.HeartbeatTimeout') {
+  } else if (name === 'NoProgressError' || name === 'States.Timeout' || name === 'Sandbox.Timedout' || name === 'States.HeartbeatTimeout') {
     kind = 'no_progress';
     message = `the attempt made no progress for ${config.attemptTimeoutSeconds} s and was stopped`;
   } else {
@@ -53,14 +53,25 @@ function causeMessage(cause: string | undefined): string | undefined {
 const running = (attempts: Attempt[]) => attempts.filter((attempt) => attempt.status === 'RUNNING');
 
 /**
- * Starts the next attempt. An attempt still RUNNING here was cut off (the service
- * restarted, or a task was lost) and is ended as interrupted first.
+ * Opens the next attempt: `after` + 1 in one conditional write when the caller knows the
+ * last attempt (the state machine does). Otherwise, or when that number exists already (the
+ * execution started over after a restart), it reads the attempts: one still RUNNING was
+ * cut off (the service restarted, or a task was lost) and is ended as interrupted first.
  */
-export async function startNextAttempt(organizationId: string, invocationKey: string): Promise<number> {
+export async function startNextAttempt(
+  organizationId: string,
+  invocationKey: string,
+  known?: { invocation: Pick<Invocation, 'invocation_key' | 'started_at'>; after: number },
+): Promise<number> {
+  const now = new Date().toISOString();
+  if (known && known.after < config.maxAttempts) {
+    const opened = await putAttempt(organizationId, known.invocation, known.after + 1, now);
+    if (opened === 'opened') return known.after + 1;
+    if (opened === 'ended') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
+  }
   const invocation = await getInvocation(organizationId, invocationKey);
   if (invocation?.status !== 'RUNNING') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
   const attempts = await listAttempts(organizationId, invocationKey);
-  const now = new Date().toISOString();
   for (const dangling of running(attempts)) {
     await endAttempt(organizationId, invocationKey, dangling.number, {
       status: 'FAILED',
@@ -70,12 +81,13 @@ export async function startNextAttempt(organizationId: string, invocationKey: st
   }
   if (attempts.length >= config.maxAttempts) throw new AttemptsExhaustedError(`all ${config.maxAttempts} attempts have run`);
   const number = attempts.length + 1;
-  await putAttempt(organizationId, invocation, number, now);
+  const opened = await putAttempt(organizationId, invocation, number, now);
+  if (opened === 'ended') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
   return number;
 }
 
-/** Ends the running attempt as failed; true when another attempt should follow. */
-export async function settleFailedAttempt(organizationId: string, invocationKey: string, error: TaskError): Promise<boolean> {
+/** Ends the running attempt as failed: the last attempt's number, and whether another should follow. */
+export async function settleFailedAttempt(organizationId: string, invocationKey: string, error: TaskError): Promise<{ attempt: number; retry: boolean }> {
   const { failure, retry } = classify(error);
   const attempts = await listAttempts(organizationId, invocationKey);
   const now = new Date().toISOString();
@@ -83,11 +95,11 @@ export async function settleFailedAttempt(organizationId: string, invocationKey:
     await endAttempt(organizationId, invocationKey, attempt.number, { status: 'FAILED', failure, ended_at: now });
   }
   const invocation = await getInvocation(organizationId, invocationKey);
-  return retry && invocation?.status === 'RUNNING' && attempts.length < config.maxAttempts;
+  return { attempt: attempts.length, retry: retry && invocation?.status === 'RUNNING' && attempts.length < config.maxAttempts };
 }
 
 /** The usage of all attempts together. */
-export function totalUsage(attempts: Attempt[]): Usage {
+export function totalUsage(attempts: Pick<Attempt, 'usage'>[]): Usage {
   return attempts.reduce(
     (sum, attempt) => ({ input_tokens: sum.input_tokens + attempt.usage.input_tokens, output_tokens: sum.output_tokens + attempt.usage.output_tokens }),
     { input_tokens: 0, output_tokens: 0 },
@@ -120,7 +132,7 @@ export async function finishInvocation(organizationId: string, invocationKey: st
     organizationId,
     invocation,
     endedAt: now,
-    session,
+    messageCount: session.message_count,
     usage: totalUsage(attempts),
     ...(failure ? { failure } : { answer: last!.answer ?? '' }),
   });

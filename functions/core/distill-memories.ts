@@ -10,7 +10,7 @@
  */
 import type { AttemptState } from '#functions/agent/loop';
 import { spanId, type ConversationMessage, type ModelProvider, type ModelResponse, type Redactor, type SpanRecorder } from '#functions/agent/types';
-import type { Invocation } from '#data/invocations';
+import type { InvocationFacts } from '#data/invocations';
 import { activeMemories, isDistilled, writeMemories } from '#data/memories';
 import { InvocationEndedError } from './errors';
 import type { Logger } from './log';
@@ -32,7 +32,7 @@ const SYSTEM_PROMPT = [
 
 export interface DistillDeps {
   organizationId: string;
-  invocation: Invocation;
+  invocation: InvocationFacts;
   group: string;
   provider: ModelProvider;
   model: string;

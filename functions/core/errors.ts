@@ -59,3 +59,8 @@ export class UnavailableError extends Error {
 export class InvocationEndedError extends Error {
   override name = 'InvocationEndedError';
 }
+
+/** An attempt went silent (no step, span or checkpoint) for longer than the attempt timeout. */
+export class NoProgressError extends Error {
+  override name = 'NoProgressError';
+}

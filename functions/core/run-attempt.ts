@@ -1,34 +1,47 @@
 /**
  * The RunSteps task's work: one slice of an attempt. It rebuilds the agent from the
- * revision's configuration, resolves secret references only here, resumes the attempt
- * from its checkpoint and runs steps until the answer or the slice's time budget,
- * checkpointing after every step so the next slice (or nothing, on a crash) loses nothing.
+ * revision's configuration, resolves secret references only here, starts the attempt (or
+ * resumes it from the checkpoint of its last slice) and runs steps until the answer or
+ * the slice's time budget. A successful attempt records the invocation's outcome with its
+ * last spans, in one transaction.
+ *
+ * Silence, not slice length, is what ends an attempt that hangs: the watchdog aborts
+ * everything in flight once nothing was recorded for ATTEMPT_TIMEOUT_SECONDS.
  */
 import { createRedactor, resolveReferences } from '#functions/agent/secrets';
 import { runSteps, startAttempt, type AttemptState } from '#functions/agent/loop';
 import { ProviderError } from '#functions/agent/errors';
 import { answerValidator } from '#functions/agent/output-format';
 import { createProvider } from '#functions/agent/providers/index';
+import type { ExecutionInput } from '#functions/workflow/definition';
 import { referencedSecrets } from '#contracts/agent';
 import { getRevision } from '#data/agents';
-import { endAttempt, listAttempts, recordProgress } from '#data/attempts';
-import { queryPrefix } from '#data/dynamo';
-import { getInvocation, type Invocation } from '#data/invocations';
-import { keys } from '#data/keys';
+import { listAttempts } from '#data/attempts';
+import type { InvocationFacts } from '#data/invocations';
+import { listMessages } from '#data/messages';
 import { checkpointKey, getJson, putJson } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
+import { totalUsage } from './attempts';
 import { config } from './config';
 import { distillMemories } from './distill-memories';
 import { InvocationEndedError } from './errors';
 import type { Logger } from './log';
 import { openToolbox } from './toolbox';
+import { silenceWatchdog, type Watchdog } from './watchdog';
 
+// A try that outlives this is retried by the provider; the watchdog bounds silence overall.
 const MODEL_TRY_TIMEOUT_MS = 300_000;
 
 /** A provider's refusal no other attempt can change (bad credential, unknown model). */
 export class ProviderRejectedError extends Error {
   override name = 'ProviderRejectedError';
+}
+
+/** One slice's orders: the execution input, the open attempt, and whether an earlier slice of it checkpointed. */
+export interface SliceInput extends ExecutionInput {
+  attempt: number;
+  resume: boolean;
 }
 
 async function resolveSecrets(organizationId: string, names: string[]): Promise<Map<string, string>> {
@@ -37,99 +50,111 @@ async function resolveSecrets(organizationId: string, names: string[]): Promise<
 }
 
 /** The session's messages before this invocation, and this invocation's prompt. */
-async function conversation(organizationId: string, invocation: Invocation) {
-  const messages = await queryPrefix(keys.messagesOf(organizationId, invocation.session_id), { consistent: true });
-  const own = messages.find((m) => m.invocation_key === invocation.invocation_key && m.role === 'user');
-  const history = messages
-    .filter((m) => (m.cursor as number) < ((own?.cursor as number) ?? Infinity))
-    .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content as string }));
-  return { history, userPrompt: (own?.content as string) ?? '' };
+async function conversation(input: SliceInput) {
+  // The session is locked while the invocation runs: its own message is the last one.
+  const { messages } = await listMessages(input.organization_id, input.session_id, 0, input.user_cursor);
+  const own = messages.find((m) => m.cursor === input.user_cursor);
+  const history = messages.filter((m) => m.cursor < input.user_cursor).map((m) => ({ role: m.role, content: m.content }));
+  return { history, userPrompt: own?.content ?? '' };
 }
 
 /**
- * Runs the open attempt until it answers (`done`) or until half of the time it may take
- * has passed (`continue`; the state machine calls again).
+ * Runs the open attempt for one slice: at least one step, then more until it answers
+ * (`done`: the outcome is recorded) or until half of `budgetMs` has passed (`continue`:
+ * the state is checkpointed and the state machine calls again).
  */
-export async function runAttemptSlice(
-  organizationId: string,
-  invocationKey: string,
-  budgetMs: number,
-  signal: AbortSignal,
-  log?: Logger,
-): Promise<'done' | 'continue'> {
-  const invocation = await getInvocation(organizationId, invocationKey);
-  if (invocation?.status !== 'RUNNING') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
-  const attempt = (await listAttempts(organizationId, invocationKey)).findLast((a) => a.status === 'RUNNING');
-  if (!attempt) throw new InvocationEndedError(`invocation ${invocationKey} has no open attempt`);
-  const revision = await getRevision(organizationId, invocation.agent_name, invocation.agent_revision);
-  if (!revision) throw new Error(`revision ${invocation.agent_revision} of ${invocation.agent_name} is missing`);
+export async function runAttemptSlice(input: SliceInput, budgetMs: number, log?: Logger): Promise<'done' | 'continue'> {
+  const watchdog = silenceWatchdog(config.attemptTimeoutSeconds * 1000);
+  try {
+    return await Promise.race([slice(input, budgetMs, watchdog, log), watchdog.expired]);
+  } catch (error) {
+    // Whatever the slice failed with once the watchdog fired, silence is why.
+    if (watchdog.signal.aborted) throw watchdog.signal.reason;
+    throw error;
+  } finally {
+    watchdog.stop();
+  }
+}
+
+async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, log?: Logger): Promise<'done' | 'continue'> {
+  const { organization_id: organizationId, invocation_key: invocationKey, attempt } = input;
+  const signal = watchdog.signal;
+  const deadline = Date.now() + budgetMs / 2;
+  const checkpoint = checkpointKey(organizationId, invocationKey, attempt);
+  const invocation: InvocationFacts = input;
+  const [revision, saved] = await Promise.all([
+    getRevision(organizationId, input.agent_name, input.agent_revision),
+    input.resume ? getJson(checkpoint) : undefined,
+  ]);
+  if (!revision) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
+  if (input.resume && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
   const agent = revision.config;
 
   const secrets = await resolveSecrets(organizationId, referencedSecrets(agent));
   const redactor = createRedactor(secrets);
   const credential = agent.model.provider.credential ? resolveReferences(agent.model.provider.credential, secrets) : undefined;
-  // A try never outlives the attempt's silence watchdog: a model that hangs is the
-  // watchdog's to stop (no_progress), not something to retry inside the attempt.
-  const timeoutMs = Math.min(MODEL_TRY_TIMEOUT_MS, config.attemptTimeoutSeconds * 1000);
-  const provider = createProvider(agent.model.provider, credential, { timeoutMs });
+  const provider = createProvider(agent.model.provider, credential, { timeoutMs: MODEL_TRY_TIMEOUT_MS });
+  const spans = spanStore(organizationId, invocation, { holdEnds: true, onWrite: () => watchdog.progress() });
 
   const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, redactor, signal, log });
   try {
-    const checkpoint = checkpointKey(organizationId, invocationKey, attempt.number);
-    const saveProgress = async (next: AttemptState) => {
-      await Promise.all([
-        putJson(checkpoint, JSON.stringify(next)),
-        recordProgress(organizationId, invocationKey, attempt.number, { steps: next.steps, usage: next.usage }),
-      ]);
-    };
     // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
     const newAttemptState = async () => {
-      const systemPrompt = [agent.system_prompt, ...(await toolbox.instructions())].filter((part) => part !== undefined && part !== '').join('\n\n');
-      return startAttempt({
-        sessionPosition: invocation.session_position,
-        attempt: attempt.number,
-        ...(systemPrompt ? { systemPrompt } : {}),
-        ...(await conversation(organizationId, invocation)),
-      });
+      const [instructions, talk] = await Promise.all([toolbox.instructions(), conversation(input)]);
+      const systemPrompt = [agent.system_prompt, ...instructions].filter((part) => part !== undefined && part !== '').join('\n\n');
+      return startAttempt({ sessionPosition: input.session_position, attempt, ...(systemPrompt ? { systemPrompt } : {}), ...talk });
     };
-    const saved = await getJson(checkpoint);
-    const state: AttemptState = saved ? (JSON.parse(saved) as AttemptState) : await newAttemptState();
+    const state: AttemptState = saved !== undefined ? (JSON.parse(saved) as AttemptState) : await newAttemptState();
 
-    const result = await runSteps(state, {
-      provider,
-      model: agent.model.name,
-      tools: toolbox.tools,
-      maxSteps: agent.max_steps ?? 20,
-      spans: spanStore(organizationId, invocation),
-      redactor,
-      // Stop starting steps halfway through the budget: a step under way needs room to finish.
-      deadline: Date.now() + budgetMs / 2,
-      // Independent writes: made together, since every step waits for both.
-      onStep: (next) => saveProgress(next),
-      signal,
-      log,
-      ...(agent.output_format?.type === 'json_schema'
-        ? { responseFormat: { type: 'json_schema', schema: agent.output_format.schema }, validateAnswer: answerValidator(agent.output_format) }
-        : {}),
-    }).catch((error: unknown) => {
+    let result;
+    try {
+      result = await runSteps(state, {
+        provider,
+        model: agent.model.name,
+        tools: toolbox.tools,
+        maxSteps: agent.max_steps ?? 20,
+        spans,
+        redactor,
+        deadline,
+        // The progress stamp rides on the step's next write.
+        onStep: async (next) => spans.progress(attempt, { steps: next.steps, usage: next.usage }),
+        signal,
+        log,
+        ...(agent.output_format?.type === 'json_schema'
+          ? { responseFormat: { type: 'json_schema', schema: agent.output_format.schema }, validateAnswer: answerValidator(agent.output_format) }
+          : {}),
+      });
+    } catch (error) {
+      // The spans the failure cut short are recorded (FAILED) before the attempt is settled.
+      await spans.flush().catch(() => undefined);
       if (error instanceof ProviderError && !error.retryable) throw new ProviderRejectedError(error.message);
       throw error;
-    });
-    if (result.outcome === 'continue') return 'continue';
-    if (agent.memory?.generation?.includes('session')) {
-      const distilled = await distillMemories(result.state, {
-        organizationId, invocation, group: agent.memory.group, provider, model: agent.model.name,
-        spans: spanStore(organizationId, invocation), redactor, signal, log,
-      });
-      // The distillation's span seq and usage count for the attempt, and a retried slice starts after it.
-      await saveProgress(distilled);
     }
-    await endAttempt(organizationId, invocationKey, attempt.number, {
-      status: 'SUCCEEDED',
-      answer: result.state.answer ?? '',
-      ended_at: new Date().toISOString(),
+    if (result.outcome === 'continue') {
+      // The next slice (another process) resumes from here; nothing else ever reads it.
+      await Promise.all([putJson(checkpoint, JSON.stringify(result.state)), spans.flush()]);
+      return 'continue';
+    }
+    let final = result.state;
+    if (agent.memory?.generation?.includes('session')) {
+      // The distillation's span and usage count for the attempt.
+      final = await distillMemories(final, {
+        organizationId, invocation, group: agent.memory.group, provider, model: agent.model.name, spans, redactor, signal, log,
+      });
+    }
+    const earlier = attempt > 1 ? (await listAttempts(organizationId, invocationKey)).filter((a) => a.number < attempt) : [];
+    await spans.succeed({
+      attempt,
+      steps: final.steps,
+      usage: final.usage,
+      totalUsage: totalUsage([...earlier, { usage: final.usage }]),
+      answer: final.answer ?? '',
+      userCursor: input.user_cursor,
     });
     return 'done';
+  } catch (error) {
+    if (signal.aborted && !(error instanceof InvocationEndedError)) throw signal.reason;
+    throw error;
   } finally {
     await toolbox.close();
   }

@@ -4,7 +4,7 @@
  */
 import { referencedSecrets, type AgentConfig } from '#contracts/agent';
 import { recordRevision } from '#data/agents';
-import { acceptInvocation, getInvocation, getSession, type Invocation } from '#data/invocations';
+import { acceptInvocation, getInvocationAndSession, type Invocation } from '#data/invocations';
 import { getSecretMetadata } from '#data/secrets';
 import { config } from './config';
 import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from './errors';
@@ -53,17 +53,16 @@ async function assertSecretsExist(organizationId: string, agent: AgentConfig): P
 export async function acceptRun(request: RunRequest): Promise<AcceptedRun> {
   const { organizationId, sessionId, invocationKey } = request;
   const bodySha256 = sha256(request.rawBody);
-  const earlier = await getInvocation(organizationId, invocationKey);
-  if (earlier) return reattach(earlier, request, bodySha256);
-  await assertSecretsExist(organizationId, request.agent);
   const revision = revisionOf(request.agent);
+  let checked = false;
 
   for (let round = 0; round < ACCEPT_ROUNDS; round++) {
-    const session = await getSession(organizationId, sessionId);
-    if (session?.state === 'RUNNING') {
-      const running = session.current_invocation_key === invocationKey ? await getInvocation(organizationId, invocationKey) : undefined;
-      if (running) return reattach(running, request, bodySha256);
-      throw new LockedError(`another invocation is running in session ${sessionId}`);
+    const { invocation: earlier, session } = await getInvocationAndSession(organizationId, invocationKey, sessionId);
+    if (earlier) return reattach(earlier, request, bodySha256);
+    if (session?.state === 'RUNNING') throw new LockedError(`another invocation is running in session ${sessionId}`);
+    if (!checked) {
+      await assertSecretsExist(organizationId, request.agent);
+      checked = true;
     }
     const invocation: Invocation = {
       invocation_key: invocationKey,
@@ -74,6 +73,7 @@ export async function acceptRun(request: RunRequest): Promise<AcceptedRun> {
       agent_revision: revision,
       body_sha256: bodySha256,
       started_at: new Date().toISOString(),
+      user_cursor: (session?.message_count ?? 0) + 1,
     };
     const refusal = await acceptInvocation({
       organizationId,
@@ -82,12 +82,14 @@ export async function acceptRun(request: RunRequest): Promise<AcceptedRun> {
       quota: config.invocationQuota,
       seen: session,
     });
-    if (!refusal) {
-      await recordRevision(organizationId, request.agentName, { revision, created_at: invocation.started_at, config: request.agent });
-      return { invocation, created: true };
-    }
+    if (!refusal) return { invocation, created: true };
     if (refusal.reason === 'key_in_use') return reattach(refusal.invocation, request, bodySha256);
     if (refusal.reason === 'quota_exhausted') throw new QuotaExceededError('the organization has used up its private-beta invocation quota');
   }
   throw new LockedError(`another invocation is running in session ${sessionId}`);
+}
+
+/** Records that the invocation's configuration ran under its agent name (its revision). */
+export async function recordRunRevision(request: Pick<RunRequest, 'organizationId' | 'agentName' | 'agent'>, invocation: Invocation): Promise<void> {
+  await recordRevision(request.organizationId, request.agentName, { revision: invocation.agent_revision, created_at: invocation.started_at, config: request.agent });
 }

@@ -27,7 +27,7 @@ import { finishInvocation, totalUsage } from './attempts';
 import { config } from './config';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError } from './errors';
-import { acceptRun, type RunRequest } from './runs';
+import { acceptRun, recordRunRevision, type RunRequest } from './runs';
 
 /** A session as clients see it. */
 export function sessionView(session: Session) {
@@ -58,19 +58,21 @@ export type RunAnswer =
   | { outcome: 'succeeded'; session: Session; invocation: Invocation; message: Message | undefined }
   | { outcome: 'failed'; session: Session; invocation: Invocation };
 
-// Polling the invocation item: quick at first (short runs), then calmer.
-const POLL_START_MS = 50;
-const POLL_MAX_MS = 250;
+// Polling the invocation item: an outcome is seen within this, at one small consistent
+// read per poll (1 read request unit; at most 1000 / POLL_MS per waiting second).
+const POLL_MS = 40;
 
 async function waitForOutcome(organizationId: string, invocationKey: string, waitMs: number): Promise<Invocation | undefined> {
   const deadline = Date.now() + waitMs;
-  for (let pause = POLL_START_MS; ; pause = Math.min(pause * 2, POLL_MAX_MS)) {
+  for (;;) {
+    const polled = Date.now();
     const invocation = await getInvocation(organizationId, invocationKey);
     // Gone means its session was deleted meanwhile.
     if (!invocation || invocation.status !== 'RUNNING') return invocation;
     const left = deadline - Date.now();
     if (left <= 0) return invocation;
-    await sleep(Math.min(pause, left));
+    // The grid is kept from the poll's start: a slow read does not stretch it.
+    await sleep(Math.min(Math.max(0, POLL_MS - (Date.now() - polled)), left));
   }
 }
 
@@ -82,6 +84,8 @@ export async function runSession(request: RunRequest, waitSeconds: number): Prom
   if (invocation.status === 'RUNNING') {
     // A re-attach starts it too: the first request may have died between accepting and starting.
     try {
+      // Before the execution: its first slice reads the configuration from the revision.
+      await recordRunRevision(request, invocation);
       await startExecution(organizationId, invocation);
     } catch (error) {
       await finishInvocation(organizationId, invocationKey, { Error: error instanceof Error ? error.name : 'Error' });
@@ -158,7 +162,7 @@ async function interrupt(organizationId: string, sessionId: string, invocationKe
   }
   const session = await getSession(organizationId, sessionId);
   if (!session) return;
-  await recordOutcome({ organizationId, invocation, endedAt: now, session, usage: totalUsage(attempts), failure: DELETED });
+  await recordOutcome({ organizationId, invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure: DELETED });
 }
 
 /**

@@ -8,13 +8,13 @@ import { mcpToolSet } from '#functions/agent/tools/mcp';
 import { terminalTools } from '#functions/agent/tools/terminal';
 import { webSearchToolSet } from '#functions/agent/tools/web-search';
 import type { Redactor, Tool } from '#functions/agent/types';
-import type { Invocation } from '#data/invocations';
+import type { InvocationFacts } from '#data/invocations';
 import type { Logger } from './log';
 import { openMemoryTools } from './memory-tools';
 
 export interface ToolboxContext {
   organizationId: string;
-  invocation: Invocation;
+  invocation: InvocationFacts;
   /** Resolved secret values by name: only what the configuration references. */
   secrets: ReadonlyMap<string, string>;
   /** The run's redactor of those values: for what a tool stores or reports itself. */

@@ -2,7 +2,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AgentConfig } from '#contracts/agent';
 import { config } from '#core/config';
-import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 
 export interface Revision {
@@ -49,6 +49,13 @@ export async function recordRevision(organizationId: string, name: string, revis
     ExpressionAttributeNames: { '#type': 'type', '#name': 'name' },
     ExpressionAttributeValues: { ':type': 'Agent', ':name': name, ':now': revision.created_at, ':revision': revision.revision },
   };
+  // Most runs repeat the name's current revision: then touching the name is all there is to do.
+  try {
+    await dynamo.send(new UpdateCommand({ ...touch, ConditionExpression: 'current_revision = :revision' }));
+    return;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
   try {
     await transactWrite({
       TransactItems: [

@@ -1,9 +1,9 @@
 /** Attempts of an invocation: each run of the harness, with its own outcome and usage. */
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
-import { dynamo, isConditionFailure, queryPrefix } from './dynamo';
+import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
 import { spansExpireAt } from '#core/retention';
-import type { Failure, Invocation, InvocationStatus } from './invocations';
+import { runningInvocation, type Failure, type Invocation, type InvocationStatus } from './invocations';
 import { keys } from './keys';
 
 export interface Usage {
@@ -33,48 +33,78 @@ export async function listAttempts(organizationId: string, invocationKey: string
 }
 
 /**
- * Records a new attempt as RUNNING, expiring with its invocation's spans; false when that
- * number exists (the task ran twice).
+ * Opens attempt `number` as RUNNING, expiring with its invocation's spans, while the
+ * invocation runs: `opened`, `exists` when that number exists already (the task ran
+ * twice, or the execution started over), `ended` when the invocation is no longer RUNNING.
  */
 export async function putAttempt(
   organizationId: string,
   invocation: Pick<Invocation, 'invocation_key' | 'started_at'>,
   number: number,
   startedAt: string,
-): Promise<boolean> {
+): Promise<'opened' | 'exists' | 'ended'> {
   const attempt: Attempt = { number, status: 'RUNNING', started_at: startedAt, usage: { input_tokens: 0, output_tokens: 0 }, steps: 0 };
   try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: config.tableName,
-        Item: {
-          ...keys.attempt(organizationId, invocation.invocation_key, number),
-          type: 'Attempt',
-          ...attempt,
-          expires_at: spansExpireAt(invocation.started_at),
+    await transactWrite({
+      TransactItems: [
+        { ConditionCheck: runningInvocation(organizationId, invocation.invocation_key) },
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: {
+              ...keys.attempt(organizationId, invocation.invocation_key, number),
+              type: 'Attempt',
+              ...attempt,
+              expires_at: spansExpireAt(invocation.started_at),
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
+      ],
+    });
+    return 'opened';
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    const [invocationCheck, attemptCheck] = cancellationReasons(error) ?? [];
+    if (invocationCheck?.code === 'ConditionalCheckFailed') return 'ended';
+    if (attemptCheck?.code === 'ConditionalCheckFailed') return 'exists';
     throw error;
   }
 }
 
+/** The update that stamps a running attempt's progress (steps and usage so far); holds only while it runs. */
+export function progressUpdate(organizationId: string, invocationKey: string, number: number, progress: { steps: number; usage: Usage }) {
+  return {
+    TableName: config.tableName,
+    Key: keys.attempt(organizationId, invocationKey, number),
+    UpdateExpression: 'SET steps = :steps, #usage = :usage',
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
+    ExpressionAttributeValues: { ':steps': progress.steps, ':usage': progress.usage, ':running': 'RUNNING' },
+  };
+}
+
+/** The update that ends a running attempt successfully with its final progress and answer. */
+export function successUpdate(organizationId: string, invocationKey: string, number: number, final: { steps: number; usage: Usage; answer: string; ended_at: string }) {
+  return {
+    TableName: config.tableName,
+    Key: keys.attempt(organizationId, invocationKey, number),
+    UpdateExpression: 'SET #status = :status, ended_at = :ended, answer = :answer, steps = :steps, #usage = :usage',
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
+    ExpressionAttributeValues: {
+      ':status': 'SUCCEEDED',
+      ':ended': final.ended_at,
+      ':answer': final.answer,
+      ':steps': final.steps,
+      ':usage': final.usage,
+      ':running': 'RUNNING',
+    },
+  };
+}
+
 /** Stamps a running attempt's progress after a step. */
 export async function recordProgress(organizationId: string, invocationKey: string, number: number, progress: { steps: number; usage: Usage }): Promise<void> {
-  await dynamo.send(
-    new UpdateCommand({
-      TableName: config.tableName,
-      Key: keys.attempt(organizationId, invocationKey, number),
-      UpdateExpression: 'SET steps = :steps, #usage = :usage',
-      ConditionExpression: '#status = :running',
-      ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
-      ExpressionAttributeValues: { ':steps': progress.steps, ':usage': progress.usage, ':running': 'RUNNING' },
-    }),
-  );
+  await dynamo.send(new UpdateCommand(progressUpdate(organizationId, invocationKey, number, progress)));
 }
 
 /** Ends a running attempt; false when it had already ended. */

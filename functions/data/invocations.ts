@@ -3,7 +3,7 @@
  * transaction each, so the idempotency record, the session lock, the quota, the messages
  * and the audit log never disagree.
  */
-import { BatchWriteCommand, DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { config } from '#core/config';
 import { newId } from '#core/ids';
 import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite } from './dynamo';
@@ -41,6 +41,8 @@ export interface Invocation {
   started_at: string;
   ended_at?: string;
   failure?: Failure;
+  /** The cursor of the invocation's user message (written at acceptance). */
+  user_cursor: number;
   /** The cursor of the assistant message a successful invocation produced. */
   answer_cursor?: number;
 }
@@ -91,6 +93,17 @@ function messageItem(
   };
 }
 
+/** The condition that an invocation is still RUNNING: the guard of every write of a run. */
+export function runningInvocation(organizationId: string, invocationKey: string) {
+  return {
+    TableName: config.tableName,
+    Key: keys.invocation(organizationId, invocationKey),
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':running': 'RUNNING' },
+  };
+}
+
 /** A session, read consistently (its lock decides whether a run may start). */
 export async function getSession(organizationId: string, sessionId: string): Promise<Session | undefined> {
   const { Item } = await dynamo.send(
@@ -105,6 +118,27 @@ export async function getInvocation(organizationId: string, invocationKey: strin
     new GetCommand({ TableName: config.tableName, Key: keys.invocation(organizationId, invocationKey), ConsistentRead: true }),
   );
   return Item as Invocation | undefined;
+}
+
+/** An invocation by key and a session, read consistently in one request. */
+export async function getInvocationAndSession(
+  organizationId: string,
+  invocationKey: string,
+  sessionId: string,
+): Promise<{ invocation?: Invocation; session?: Session }> {
+  const wanted = [keys.invocation(organizationId, invocationKey), keys.session(organizationId, sessionId)];
+  const found: Record<string, unknown>[] = [];
+  let request: { Keys: Record<string, unknown>[]; ConsistentRead: boolean } | undefined = { Keys: wanted, ConsistentRead: true };
+  for (let round = 0; request; round++) {
+    // DynamoDB may leave keys unprocessed under load; they are asked for again.
+    if (round) await new Promise((resolve) => setTimeout(resolve, 10 * 2 ** Math.min(round, 6)));
+    const answer: BatchGetCommandOutput = await dynamo.send(new BatchGetCommand({ RequestItems: { [config.tableName]: request } }));
+    found.push(...(answer.Responses?.[config.tableName] ?? []));
+    const left = answer.UnprocessedKeys?.[config.tableName]?.Keys;
+    request = left?.length ? { Keys: left, ConsistentRead: true } : undefined;
+  }
+  const itemAt = (key: { pk: string; sk: string }) => found.find((item) => item.pk === key.pk && item.sk === key.sk);
+  return { invocation: itemAt(wanted[0]!) as Invocation | undefined, session: itemAt(wanted[1]!) as Session | undefined };
 }
 
 export interface AcceptInput {
@@ -124,7 +158,7 @@ export interface AcceptInput {
 export async function acceptInvocation(input: AcceptInput): Promise<Refusal | undefined> {
   const { organizationId, invocation, seen } = input;
   const now = invocation.started_at;
-  const cursor = (seen?.message_count ?? 0) + 1;
+  const cursor = invocation.user_cursor;
   try {
     await transactWrite({
       TransactItems: [
@@ -216,88 +250,92 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
   }
 }
 
+/** The facts of a running invocation its recorders need; never changed after acceptance. */
+export type InvocationFacts = Pick<Invocation, 'invocation_key' | 'session_id' | 'session_position' | 'agent_name' | 'agent_revision' | 'started_at'>;
+
 export interface OutcomeInput {
   organizationId: string;
-  invocation: Invocation;
+  invocation: InvocationFacts;
   endedAt: string;
   /** The assistant's answer when it succeeded. */
   answer?: string;
   failure?: Failure;
-  /** The session as read just before (its message count places the answer). */
-  session: Session;
+  /** The session's message count as seen while the invocation held it (the answer takes the next cursor). */
+  messageCount: number;
   usage: { input_tokens: number; output_tokens: number };
 }
 
+type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
+
 /**
- * Records how an invocation ended, in one transaction: its status, the assistant message
- * (on success), the session's release and the `run_succeeded`/`run_failed` audit event.
+ * The writes that record how an invocation ended: its status (the first item, holding
+ * only while it is RUNNING), the session's release, the assistant message (on success)
+ * and the `run_succeeded`/`run_failed` audit event. One transaction, alone or with more.
+ */
+export function outcomeItems(input: OutcomeInput): TransactItem[] {
+  const { organizationId, invocation, endedAt, answer, failure, messageCount } = input;
+  const succeeded = answer !== undefined;
+  const status: InvocationStatus = succeeded ? 'SUCCEEDED' : 'FAILED';
+  const cursor = messageCount + 1;
+  return [
+    {
+      Update: {
+        TableName: config.tableName,
+        Key: keys.invocation(organizationId, invocation.invocation_key),
+        // tr_status moves the invocation to its outcome's partition of the status index.
+        UpdateExpression: succeeded
+          ? 'SET #status = :status, tr_status = :listed, ended_at = :now, answer_cursor = :cursor'
+          : 'SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure',
+        ConditionExpression: '#status = :running',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':status': status,
+          ':listed': keys.traceListing(organizationId, { ...invocation, status }).tr_status,
+          ':running': 'RUNNING',
+          ':now': endedAt,
+          ...(succeeded ? { ':cursor': cursor } : { ':failure': failure }),
+        },
+      },
+    },
+    {
+      Update: {
+        TableName: config.tableName,
+        Key: keys.session(organizationId, invocation.session_id),
+        UpdateExpression: `SET #state = :idle, updated_at = :now, gsi1sk = :listed${succeeded ? ', message_count = :cursor' : ''} REMOVE current_invocation_key`,
+        ConditionExpression: 'current_invocation_key = :key AND message_count = :seenMessages',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':idle': 'IDLE',
+          ':now': endedAt,
+          ':key': invocation.invocation_key,
+          ':seenMessages': messageCount,
+          ':listed': listing(organizationId, endedAt, invocation.session_id)[':listed'],
+          ...(succeeded ? { ':cursor': cursor } : {}),
+        },
+      },
+    },
+    ...(succeeded
+      ? [{ Put: { TableName: config.tableName, Item: messageItem(organizationId, invocation, { cursor, role: 'assistant', content: answer!, created_at: endedAt }) } }]
+      : []),
+    {
+      Put: {
+        TableName: config.tableName,
+        Item: auditItem(organizationId, invocation, {
+          type: succeeded ? 'run_succeeded' : 'run_failed',
+          payload: succeeded ? { usage: input.usage } : { failure, usage: input.usage },
+        }, endedAt),
+      },
+    },
+  ];
+}
+
+/**
+ * Records how an invocation ended, in one transaction (see `outcomeItems`).
  * False when the outcome was already recorded (the task ran twice).
  */
 export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
-  const { organizationId, invocation, endedAt, answer, failure, session } = input;
-  const succeeded = answer !== undefined;
-  const status: InvocationStatus = succeeded ? 'SUCCEEDED' : 'FAILED';
-  const cursor = session.message_count + 1;
   try {
-    await transactWrite({
-      TransactItems: [
-        {
-          Update: {
-            TableName: config.tableName,
-            Key: keys.invocation(organizationId, invocation.invocation_key),
-            // tr_status moves the invocation to its outcome's partition of the status index.
-            UpdateExpression: succeeded
-              ? 'SET #status = :status, tr_status = :listed, ended_at = :now, answer_cursor = :cursor'
-              : 'SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure',
-            ConditionExpression: '#status = :running',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':status': status,
-              ':listed': keys.traceListing(organizationId, { ...invocation, status }).tr_status,
-              ':running': 'RUNNING',
-              ':now': endedAt,
-              ...(succeeded ? { ':cursor': cursor } : { ':failure': failure }),
-            },
-          },
-        },
-        {
-          Update: {
-            TableName: config.tableName,
-            Key: keys.session(organizationId, invocation.session_id),
-            UpdateExpression: `SET #state = :idle, updated_at = :now, gsi1sk = :listed${succeeded ? ', message_count = :cursor' : ''} REMOVE current_invocation_key`,
-            ConditionExpression: 'current_invocation_key = :key AND message_count = :seenMessages',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':idle': 'IDLE',
-              ':now': endedAt,
-              ':key': invocation.invocation_key,
-              ':seenMessages': session.message_count,
-              ':listed': listing(organizationId, endedAt, invocation.session_id)[':listed'],
-              ...(succeeded ? { ':cursor': cursor } : {}),
-            },
-          },
-        },
-        ...(succeeded
-          ? [
-              {
-                Put: {
-                  TableName: config.tableName,
-                  Item: messageItem(organizationId, invocation, { cursor, role: 'assistant', content: answer!, created_at: endedAt }),
-                },
-              },
-            ]
-          : []),
-        {
-          Put: {
-            TableName: config.tableName,
-            Item: auditItem(organizationId, invocation, {
-              type: succeeded ? 'run_succeeded' : 'run_failed',
-              payload: succeeded ? { usage: input.usage } : { failure, usage: input.usage },
-            }, endedAt),
-          },
-        },
-      ],
-    });
+    await transactWrite({ TransactItems: outcomeItems(input) });
     return true;
   } catch (error) {
     if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') return false;

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { config } from '#core/config';
 import { InvocationEndedError } from '#core/errors';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
-import { auditItem, deletePartition, type Invocation } from './invocations';
+import { auditItem, deletePartition, type InvocationFacts } from './invocations';
 import { keys } from './keys';
 
 export type MemoryStatus = 'active' | 'replaced';
@@ -35,7 +35,7 @@ export interface WriteInput {
   organizationId: string;
   group: string;
   /** The running invocation that writes (its session and key become the memories' sources). */
-  invocation: Invocation;
+  invocation: InvocationFacts;
   /** How the memories came about, recorded on their audit events. */
   generation: 'agent' | 'session';
   writes: MemoryWrite[];

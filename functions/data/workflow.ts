@@ -2,6 +2,8 @@
 import { SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
 import { config } from '#core/config';
 import { sha256 } from '#core/ids';
+import type { ExecutionInput } from '#functions/workflow/definition';
+import type { Invocation } from './invocations';
 
 const sfn = new SFNClient({});
 
@@ -26,14 +28,20 @@ function executionArn(name: string): string {
   return `${arn.replace(':stateMachine:', ':execution:')}:${name}`;
 }
 
+/** What an invocation's execution starts with: its ids and the facts of its acceptance. */
+export function executionInput(organizationId: string, invocation: Invocation): ExecutionInput {
+  const { invocation_key, session_id, session_position, agent_name, agent_revision, started_at, user_cursor } = invocation;
+  return { organization_id: organizationId, invocation_key, session_id, session_position, agent_name, agent_revision, started_at, user_cursor };
+}
+
 /** Starts the invocation's execution; a second start of a running or ended one changes nothing. */
-export async function startExecution(organizationId: string, invocation: ExecutionRef): Promise<void> {
+export async function startExecution(organizationId: string, invocation: Invocation): Promise<void> {
   try {
     await sfn.send(
       new StartExecutionCommand({
         stateMachineArn: config.stateMachineArn,
         name: executionName(organizationId, invocation),
-        input: JSON.stringify({ organization_id: organizationId, invocation_key: invocation.invocation_key }),
+        input: JSON.stringify(executionInput(organizationId, invocation)),
       }),
     );
   } catch (error) {

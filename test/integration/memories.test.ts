@@ -4,13 +4,14 @@ import { finishInvocation, startNextAttempt } from '#core/attempts';
 import { distillMemories } from '#core/distill-memories';
 import { InvocationEndedError } from '#core/errors';
 import { runAttemptSlice } from '#core/run-attempt';
-import { acceptRun } from '#core/runs';
+import { acceptRun, recordRunRevision } from '#core/runs';
 import { createRedactor } from '#functions/agent/secrets';
 import type { ModelProvider } from '#functions/agent/types';
 import { startAttempt } from '#functions/agent/loop';
 import { queryPrefix } from '#data/dynamo';
 import { keys } from '#data/keys';
 import { listMemories, writeMemories } from '#data/memories';
+import { executionInput } from '#data/workflow';
 import { spanStore } from '#data/spans';
 import { answer, startFakeOpenAI, status, toolCall, type FakeOpenAIServer, type RecordedRequest } from '../fakes/openai-server';
 import { newOrganization, request } from './support';
@@ -261,9 +262,10 @@ describe('memory generation session', () => {
     const { organizationId } = await organization();
     const agent = agentOf('once', ['session']);
     const { invocation } = await acceptRun({ organizationId, sessionId: 'once', invocationKey: 'o1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Remember me' });
+    await recordRunRevision({ organizationId, agentName: 'a', agent }, invocation);
     await startNextAttempt(organizationId, 'o1');
     model.enqueue(answer('Sure.'), answer('["Someone wants to be remembered."]'));
-    expect(await runAttemptSlice(organizationId, 'o1', 60_000, new AbortController().signal)).toBe('done');
+    expect(await runAttemptSlice({ ...executionInput(organizationId, invocation), attempt: 1, resume: false }, 60_000)).toBe('done');
 
     let calls = 0;
     const provider: ModelProvider = {

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
-import { finishInvocation, startNextAttempt } from '#core/attempts';
-import { runAttemptSlice } from '#core/run-attempt';
-import { acceptRun } from '#core/runs';
+import { startNextAttempt } from '#core/attempts';
+import { runAttemptSlice, type SliceInput } from '#core/run-attempt';
+import { acceptRun, recordRunRevision } from '#core/runs';
+import type { Invocation } from '#data/invocations';
+import { executionInput } from '#data/workflow';
 import { listAttempts } from '#data/attempts';
 import { queryPrefix } from '#data/dynamo';
 import { keys } from '#data/keys';
@@ -13,6 +15,9 @@ import { newOrganization, request } from './support';
 // One attempt slice end to end against DynamoDB Local, the S3 emulator, the Secrets
 // Manager endpoint and a fake OpenAI-compatible server over real HTTP.
 const CANARY = 'sk-canary-credential-7c1e9a';
+
+/** The first slice of attempt 1, as the state machine orders it. */
+const sliceOf = (organizationId: string, invocation: Invocation): SliceInput => ({ ...executionInput(organizationId, invocation), attempt: 1, resume: false });
 
 describe('an attempt slice', () => {
   let model: FakeOpenAIServer;
@@ -28,10 +33,10 @@ describe('an attempt slice', () => {
     await request('POST', '/secrets', { token, body: { name: 'MODEL_KEY', value: CANARY } });
     const first = await acceptRun({ organizationId, sessionId: 's', invocationKey: 'k1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Earlier question' });
     // A first exchange in the session, so the second invocation has history.
+    await recordRunRevision({ organizationId, agentName: 'a', agent }, first.invocation);
     await startNextAttempt(organizationId, 'k1');
     model.enqueue(answer('Earlier answer'));
-    await runAttemptSlice(organizationId, 'k1', 60_000, new AbortController().signal);
-    await finishInvocation(organizationId, 'k1');
+    expect(await runAttemptSlice(sliceOf(organizationId, first.invocation), 60_000)).toBe('done');
     const { invocation } = await acceptRun({ organizationId, sessionId: 's', invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: prompt });
     await startNextAttempt(organizationId, 'k2');
     return { organizationId, invocation, first };
@@ -45,8 +50,7 @@ describe('an attempt slice', () => {
     const { organizationId, invocation } = await acceptedRun(agent);
     model.enqueue(answer(`4 (and the key is ${CANARY})`));
 
-    const outcome = await runAttemptSlice(organizationId, 'k2', 60_000, new AbortController().signal);
-    await finishInvocation(organizationId, 'k2');
+    const outcome = await runAttemptSlice(sliceOf(organizationId, invocation), 60_000);
 
     expect(outcome).toBe('done');
     const sent = model.requests.at(-1)!;
@@ -77,12 +81,14 @@ describe('an attempt slice', () => {
 
   it('fails the attempt with MaxStepsError when the model never answers within max_steps', async () => {
     const agent: AgentConfig = { model: { name: 'gpt-fake', provider: { name: 'openai', url: model.url } }, max_steps: 1 };
-    const { organizationId } = await acceptedRun(agent);
+    const { organizationId, invocation } = await acceptedRun(agent);
     model.enqueue({ kind: 'tool_calls', calls: [{ name: 'nothing', arguments: '{}' }], usage: { prompt_tokens: 1, completion_tokens: 1 } });
 
-    const error = await runAttemptSlice(organizationId, 'k2', 60_000, new AbortController().signal).catch((e: Error) => e);
+    const error = await runAttemptSlice(sliceOf(organizationId, invocation), 60_000).catch((e: Error) => e);
 
     expect((error as Error).name).toBe('MaxStepsError');
     expect((await listAttempts(organizationId, 'k2'))[0]).toMatchObject({ status: 'RUNNING', steps: 1 });
+    const spans = await queryPrefix(keys.spansOf(organizationId, 'k2'), { consistent: true });
+    expect(spans.map((span) => [span.span_type, span.status])).toEqual([['model_call', 'SUCCEEDED'], ['tool_call', 'SUCCEEDED']]);
   });
 });

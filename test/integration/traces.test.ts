@@ -362,7 +362,7 @@ describe('GET /traces/{invocation_key} after the retention window', () => {
     const startedAt = new Date(Date.now() - 91 * 86_400_000).toISOString();
     const invocation: Invocation = {
       invocation_key: 'old', session_id: 'old-session', session_position: 1, status: 'RUNNING', agent_name: 'a', agent_revision: 'r',
-      body_sha256: sha256('{}'), started_at: startedAt,
+      body_sha256: sha256('{}'), started_at: startedAt, user_cursor: 1,
     };
     expect(await acceptInvocation({ organizationId, invocation, userPrompt: 'long ago', quota: 1000, seen: undefined })).toBeUndefined();
     await startNextAttempt(organizationId, 'old');

@@ -47,6 +47,22 @@ export function invocationItem(organizationId: string, invocation: Invocation): 
   };
 }
 
+/** An attempt item as an attempt that succeeded leaves it. */
+export function attemptItem(organizationId: string, invocation: Invocation, number: number): Record<string, unknown> {
+  return {
+    ...keys.attempt(organizationId, invocation.invocation_key, number),
+    type: 'Attempt',
+    number,
+    status: 'SUCCEEDED',
+    started_at: invocation.started_at,
+    ended_at: invocation.ended_at ?? invocation.started_at,
+    usage: { input_tokens: 0, output_tokens: 0 },
+    steps: 0,
+    answer: '',
+    expires_at: spansExpireAt(invocation.started_at),
+  };
+}
+
 /** A session item holding `count` invocations, idle (enough for lookups by id). */
 export function sessionItem(organizationId: string, sessionId: string, count: number, at: string): Record<string, unknown> {
   return {

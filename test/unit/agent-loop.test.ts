@@ -209,13 +209,15 @@ describe('runSteps', () => {
     expect(server.requests[1]!.body.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_1_1', content: '{"sum":42}' });
   });
 
-  it('starts no step once the deadline has passed', async () => {
-    const state = fresh();
+  it('makes one step, and only one, when the deadline has passed already', async () => {
+    server.enqueue(toolCall('add', { a: 1, b: 1 }), toolCall('add', { a: 2, b: 2 }));
 
-    const result = await runSteps(state, deps({ deadline: Date.now() - 1 }));
+    const result = await runSteps(fresh(), deps({ deadline: Date.now() - 1 }));
 
-    expect(result).toEqual({ state, outcome: 'continue' });
-    expect(server.requests).toHaveLength(0);
+    // A call that returned `continue` without a step would be called again forever.
+    expect(result.outcome).toBe('continue');
+    expect(result.state.steps).toBe(1);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('calls the checkpoint hook after every step, once that step’s spans have ended', async () => {

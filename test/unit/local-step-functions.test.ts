@@ -31,11 +31,17 @@ const FUNCTIONS: WorkflowFunctions = {
   settleAttempt: 'workflow-settle-attempt',
   recordOutcome: 'workflow-record-outcome',
 };
-// Attempts time out after 1 s on `fast`, after 30 s on `slow`.
+/** The invocation state machine with RunSteps' TimeoutSeconds (the slice's backstop) set to `seconds`. */
+function withRunStepsTimeout(seconds: number) {
+  const definition = invocationStateMachine(FUNCTIONS, 1);
+  return { ...definition, States: { ...definition.States, RunSteps: { ...definition.States.RunSteps, TimeoutSeconds: seconds } } };
+}
+
+// A RunSteps slice times out after 1 s on `fast`, after 30 s on the others.
 const MACHINES = [
-  { name: 'fast', definition: invocationStateMachine(FUNCTIONS, 1) },
-  { name: 'slow', definition: invocationStateMachine(FUNCTIONS, 30) },
-  { name: 'listed', definition: invocationStateMachine(FUNCTIONS, 30) },
+  { name: 'fast', definition: withRunStepsTimeout(1) },
+  { name: 'slow', definition: withRunStepsTimeout(30) },
+  { name: 'listed', definition: withRunStepsTimeout(30) },
   { name: 'missing', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-absent' }, 30) },
   // A module without a handler export.
   { name: 'no-handler', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-journal' }, 30) },
@@ -140,12 +146,9 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     });
     expect(execution.startDate).toBeInstanceOf(Date);
     expect(execution.stopDate!.getTime()).toBeGreaterThanOrEqual(execution.startDate!.getTime());
-    const output = JSON.parse(execution.output!) as { result: { step: { remaining_ms: number } } };
-    expect(output).toMatchObject({ ...input, result: { step: { recorded: true, function_name: 'workflow-record-outcome' } } });
-    // A function's timeout is its Task state's: 60 s for the bookkeeping tasks.
-    expect(output.result.step.remaining_ms).toBeGreaterThan(55_000);
-    expect(output.result.step.remaining_ms).toBeLessThanOrEqual(60_000);
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'record-outcome']);
+    // RunSteps records a successful outcome itself: nothing runs after it.
+    expect(JSON.parse(execution.output!)).toMatchObject({ ...input, result: { step: { state: 'done' } } });
+    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps']);
     expect(readJournal(input.dir).every((entry) => entry.pid !== process.pid)).toBe(true);
   });
 
@@ -155,7 +158,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const execution = await run(client, 'slow', input);
 
     expect(execution.status).toBe('SUCCEEDED');
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'run-steps', 'run-steps', 'record-outcome']);
+    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'run-steps', 'run-steps']);
     const pids = readJournal(input.dir).filter((entry) => entry.fn === 'run-steps').map((entry) => entry.pid);
     expect(new Set(pids).size).toBe(1);
   });
@@ -167,6 +170,11 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
 
     expect(execution.status).toBe('SUCCEEDED');
     expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'settle-attempt', 'record-outcome']);
+    const output = JSON.parse(execution.output!) as { result: { step: { remaining_ms: number } } };
+    expect(output).toMatchObject({ ...input, result: { step: { recorded: true, function_name: 'workflow-record-outcome' } } });
+    // A function's timeout is its Task state's: 60 s for the bookkeeping tasks.
+    expect(output.result.step.remaining_ms).toBeGreaterThan(55_000);
+    expect(output.result.step.remaining_ms).toBeLessThanOrEqual(60_000);
     const caught = readJournal(input.dir).find((entry) => entry.fn === 'settle-attempt')!.event.error!;
     expect(caught.Error).toBe('ProviderError');
     expect(JSON.parse(caught.Cause)).toMatchObject({ errorType: 'ProviderError', errorMessage: 'the model endpoint answered 503' });
@@ -368,7 +376,7 @@ describe('with a file', { timeout: 15_000 }, () => {
     // Resumed only when asked (the local cloud asks once it is up).
     expect(waiting.status).toBe('RUNNING');
     expect(execution).toMatchObject({ status: 'SUCCEEDED', startDate: started.startDate });
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'start-attempt', 'run-steps', 'record-outcome']);
+    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'start-attempt', 'run-steps']);
     const ended = JSON.parse(await readFile(file, 'utf8')) as { executions: { status: string }[] };
     expect(ended.executions).toMatchObject([{ status: 'SUCCEEDED' }]);
   });
