@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
 import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from '#core/errors';
-import { acceptRun, type RunRequest } from '#core/runs';
+import { acceptRun, recordRunRevision, type RunRequest } from '#core/runs';
 import { getRevision } from '#data/agents';
 import { getSession } from '#data/invocations';
 import { newOrganization, request as http } from './support';
@@ -29,7 +29,7 @@ describe('acceptRun', () => {
     vi.unstubAllEnvs();
   });
 
-  it('accepts a first run: locks the session and records the revision', async () => {
+  it('accepts a first run: locks the session; its revision is recorded', async () => {
     const { organizationId } = await newOrganization();
 
     const { invocation, created } = await acceptRun(run(organizationId));
@@ -37,6 +37,7 @@ describe('acceptRun', () => {
     expect(created).toBe(true);
     expect(invocation).toMatchObject({ status: 'RUNNING', session_position: 1, agent_name: 'helper' });
     expect(await getSession(organizationId, 'session-1')).toMatchObject({ state: 'RUNNING', current_invocation_key: 'key-1', invocation_count: 1, message_count: 1 });
+    await recordRunRevision(run(organizationId), invocation);
     expect((await getRevision(organizationId, 'helper', invocation.agent_revision))?.config).toEqual(agent);
   });
 

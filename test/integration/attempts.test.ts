@@ -46,7 +46,7 @@ describe('the attempt lifecycle', () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
 
     expect(await startNextAttempt(organizationId, invocationKey)).toBe(1);
-    expect(await settleFailedAttempt(organizationId, invocationKey, { Error: 'States.Timeout' })).toBe(true);
+    expect((await settleFailedAttempt(organizationId, invocationKey, { Error: 'States.Timeout' })).retry).toBe(true);
     expect(await startNextAttempt(organizationId, invocationKey)).toBe(2);
     await endAttempt(organizationId, invocationKey, 2, { status: 'SUCCEEDED', answer: 'the answer', ended_at: new Date().toISOString() });
     await finishInvocation(organizationId, invocationKey, { Error: 'States.Timeout' });
@@ -71,7 +71,7 @@ describe('the attempt lifecycle', () => {
 
     for (let attempt = 1; attempt <= 3; attempt++) {
       expect(await startNextAttempt(organizationId, invocationKey)).toBe(attempt);
-      expect(await settleFailedAttempt(organizationId, invocationKey, { Error: 'Runtime.ExitError' })).toBe(attempt < 3);
+      expect((await settleFailedAttempt(organizationId, invocationKey, { Error: 'Runtime.ExitError' })).retry).toBe(attempt < 3);
     }
     await finishInvocation(organizationId, invocationKey);
 
@@ -84,7 +84,7 @@ describe('the attempt lifecycle', () => {
     const { organizationId, invocationKey } = await accepted();
     await startNextAttempt(organizationId, invocationKey);
 
-    expect(await settleFailedAttempt(organizationId, invocationKey, { Error: 'MaxStepsError', Cause: '{"errorMessage":"max_steps (2) reached"}' })).toBe(false);
+    expect((await settleFailedAttempt(organizationId, invocationKey, { Error: 'MaxStepsError', Cause: '{"errorMessage":"max_steps (2) reached"}' })).retry).toBe(false);
     await finishInvocation(organizationId, invocationKey);
 
     expect(await getInvocation(organizationId, invocationKey)).toMatchObject({ status: 'FAILED', failure: { kind: 'interrupted', message: 'max_steps (2) reached' } });

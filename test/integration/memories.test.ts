@@ -284,7 +284,8 @@ describe('memory generation session', () => {
     expect(calls).toBe(0);
     expect(again).toBe(state);
     expect((await listMemories(organizationId, 'once', undefined, 10)).memories.map((m) => m.content)).toEqual(['Someone wants to be remembered.']);
-    expect(await writeMemories({ organizationId, group: 'once', invocation, generation: 'session', writes: [{ content: 'x' }], distillation: true })).toEqual({ reason: 'already_distilled' });
+    // The slice recorded the outcome: nothing more is written for the invocation.
+    await expect(writeMemories({ organizationId, group: 'once', invocation, generation: 'session', writes: [{ content: 'x' }], distillation: true })).rejects.toBeInstanceOf(InvocationEndedError);
   });
 });
 

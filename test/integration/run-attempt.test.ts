@@ -89,6 +89,6 @@ describe('an attempt slice', () => {
     expect((error as Error).name).toBe('MaxStepsError');
     expect((await listAttempts(organizationId, 'k2'))[0]).toMatchObject({ status: 'RUNNING', steps: 1 });
     const spans = await queryPrefix(keys.spansOf(organizationId, 'k2'), { consistent: true });
-    expect(spans.map((span) => [span.span_type, span.status])).toEqual([['model_call', 'SUCCEEDED'], ['tool_call', 'SUCCEEDED']]);
+    expect(spans.map((span) => [span.span_type, span.status])).toEqual([['model_call', 'SUCCEEDED'], ['tool_call', 'FAILED']]);
   });
 });

@@ -132,7 +132,7 @@ describe('GET /traces/{invocation_key} across attempts', () => {
     await spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: { calls: ['t'] }, usage: { input_tokens: 5, output_tokens: 1 } });
     await spans.start({ id: 'inv-1.att-1.2', type: 'tool_call', name: 't', parent_id: 'inv-1.att-1.1', input: {} });
     await recordProgress(organizationId, 'k1', 1, { steps: 1, usage: { input_tokens: 5, output_tokens: 1 } });
-    expect(await settleFailedAttempt(organizationId, 'k1', { Error: 'States.Timeout' })).toBe(true);
+    expect((await settleFailedAttempt(organizationId, 'k1', { Error: 'States.Timeout' })).retry).toBe(true);
     await startNextAttempt(organizationId, 'k1');
     await spans.start({ id: 'inv-1.att-2.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 2 } });
     await spans.end('inv-1.att-2.1', { status: 'SUCCEEDED', output: 'answer', usage: { input_tokens: 7, output_tokens: 2 } });
