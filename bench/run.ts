@@ -5,6 +5,7 @@
 import { startLocalCloud } from '#local/cloud';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
+import { benchRequests } from './requests';
 import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
 
@@ -19,3 +20,5 @@ try {
 } finally {
   await cloud.stop();
 }
+// On a cloud of its own: the counting proxies would add to the latencies above.
+await benchRequests();

@@ -20,6 +20,7 @@ import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
 import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
 import { startLambda, type LocalFunction } from './lambda';
+import { awsJsonService, startCountingProxy, type RequestCounts } from './request-counter';
 import { startS3 } from './s3';
 import { createSecretsManager } from './secrets-manager';
 import { createSignIn, LOCAL_AUDIENCE } from './sign-in';
@@ -34,6 +35,11 @@ export interface LocalCloudOptions {
   dataDir?: string | null;
   /** Overrides of the service environment (applied last). */
   env?: Record<string, string>;
+  /**
+   * For the benchmarks: counts every request the service makes to each emulator here, by
+   * service (`dynamodb`, `s3`, `stepfunctions`, `secretsmanager`, `lambda`), through proxies.
+   */
+  countRequests?: RequestCounts;
 }
 
 export interface LocalCloud {
@@ -43,6 +49,8 @@ export interface LocalCloud {
   env: Record<string, string>;
   /** Absolute data directory, or null in memory mode. */
   dataDir: string | null;
+  /** Where the emulators themselves answer (the service may be pointed at counting proxies in front of them). */
+  emulators: { dynamodb: string; s3: string };
   /** Stops everything and flushes state; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -273,15 +281,30 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     const awsJson = valueOf(awsJsonResult);
     valueOf(signInResult);
 
+    const endpoints = { dynamodb: dynamodb.endpoint, s3: s3.endpoint, awsJson: awsJson.endpoint, lambda: lambda.endpoint };
+    const counts = options.countRequests;
+    if (counts) {
+      // The benchmarks' view: every request the service makes, through a counting proxy.
+      const proxied = await Promise.all([
+        startCountingProxy(endpoints.dynamodb, counts, () => 'dynamodb'),
+        startCountingProxy(endpoints.s3, counts, () => 's3'),
+        startCountingProxy(endpoints.awsJson, counts, awsJsonService),
+        startCountingProxy(endpoints.lambda, counts, () => 'lambda'),
+      ]);
+      cleanups.push(async () => {
+        await Promise.all(proxied.map((proxy) => proxy.stop()));
+      });
+      [endpoints.dynamodb, endpoints.s3, endpoints.awsJson, endpoints.lambda] = proxied.map((proxy) => proxy.endpoint) as [string, string, string, string];
+    }
     Object.assign(
       env,
       {
-        AWS_ENDPOINT_URL: awsJson.endpoint,
-        AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
-        AWS_ENDPOINT_URL_S3: s3.endpoint,
-        AWS_ENDPOINT_URL_SECRETS_MANAGER: awsJson.endpoint,
-        AWS_ENDPOINT_URL_SFN: awsJson.endpoint,
-        AWS_ENDPOINT_URL_LAMBDA: lambda.endpoint,
+        AWS_ENDPOINT_URL: endpoints.awsJson,
+        AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+        AWS_ENDPOINT_URL_S3: endpoints.s3,
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: endpoints.awsJson,
+        AWS_ENDPOINT_URL_SFN: endpoints.awsJson,
+        AWS_ENDPOINT_URL_LAMBDA: endpoints.lambda,
       },
       options.env,
     );
@@ -291,7 +314,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     stepFunctions!.activate();
 
     let stopping: Promise<void> | undefined;
-    return { baseUrl, env, dataDir, stop: () => (stopping ??= stopAll()) };
+    return { baseUrl, env, dataDir, emulators: { dynamodb: dynamodb.endpoint, s3: s3.endpoint }, stop: () => (stopping ??= stopAll()) };
   } catch (error) {
     abandon(error as Error);
     await stopAll();
