@@ -5,7 +5,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, type WorkflowFunctions } from '#functions/workflow/definition';
+import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, RUN_STEPS_TIMEOUT_SECONDS, type WorkflowFunctions } from '#functions/workflow/definition';
 import { bindSandbox, SandboxFunction } from './sandbox';
 import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
 
@@ -16,8 +16,8 @@ export interface WorkflowProps {
   /** Secrets Manager name prefix of the organization secrets. */
   readonly secretPrefix: string;
   /**
-   * Seconds one RunSteps slice may run before the attempt counts as stuck; at most 900,
-   * since a slice is one Lambda invocation.
+   * Seconds an attempt may stay silent (no span, step or checkpoint written) before it is
+   * stopped as `no_progress`; 1..900.
    * @default 900
    */
   readonly attemptTimeoutSeconds?: number;
@@ -76,9 +76,9 @@ export class Workflow extends Construct {
       entry: 'functions/workflow/run-steps.ts',
       description: 'Workflow task: run agent steps of the open attempt',
       // Equal to the task's timeout: the function budgets its slice from its own remaining
-      // time, so it checkpoints before Step Functions gives up on it, and it cannot outlive
-      // the attempt and run beside the next one.
-      timeout: Duration.seconds(attemptTimeoutSeconds),
+      // time, so it checkpoints before Step Functions gives up on it. An attempt's silence
+      // is bounded inside it (ATTEMPT_TIMEOUT_SECONDS), never by this.
+      timeout: Duration.seconds(RUN_STEPS_TIMEOUT_SECONDS),
     });
     bindTable(runSteps, props.table, 'read');
     bindTable(runSteps, props.table, 'write');
