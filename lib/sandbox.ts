@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
 import type { ServiceFunction } from './service-function';
+import { sandboxBundling } from './bundling';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -42,13 +43,10 @@ export class SandboxFunction extends NodejsFunction {
       tracing: Tracing.DISABLED,
       role,
       bundling: {
+        ...sandboxBundling,
         format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        minify: true,
-        // Nothing of the function is logged, so source maps would serve no stack trace.
-        sourceMap: false,
-        externalModules: [],
+        mainFields: [...sandboxBundling.mainFields],
+        externalModules: [...sandboxBundling.externalModules],
       },
     });
 

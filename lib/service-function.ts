@@ -9,6 +9,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
+import { bundling } from './bundling';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -57,17 +58,10 @@ export class ServiceFunction extends NodejsFunction {
       role,
       environment: { NODE_OPTIONS: '--enable-source-maps' },
       bundling: {
+        ...bundling,
         format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        // Some CommonJS dependencies call `require` for Node built-ins; an ESM bundle has none.
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        minify: true,
-        sourceMap: true,
-        // Stack traces need the mappings, not a second copy of the sources.
-        sourcesContent: false,
-        // Bundle the SDK clients instead of relying on the runtime's copy (STYLE.md).
-        externalModules: [],
+        mainFields: [...bundling.mainFields],
+        externalModules: [...bundling.externalModules],
       },
     });
 

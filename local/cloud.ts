@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
@@ -19,7 +18,8 @@ import { AwsServiceError, startAwsJsonServer, type AwsJsonService } from './aws-
 import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
 import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
-import { startLambda, type LocalFunction } from './lambda';
+import { bundlesOf, LOCAL_FUNCTIONS, RUNNER } from './bundles';
+import { startLambda, type LambdaEndpoint, type LocalFunction } from './lambda';
 import { awsJsonService, startCountingProxy, type RequestCounts } from './request-counter';
 import { startS3 } from './s3';
 import { createSecretsManager } from './secrets-manager';
@@ -172,20 +172,25 @@ function integerSetting(env: Record<string, string>, name: string, min: number, 
   return value;
 }
 
-/** The invocation state machine, its tasks dispatched to the `functions/workflow` modules. */
+/** The invocation state machine, its tasks dispatched to the workflow functions' bundles. */
 function invocationMachine(env: Record<string, string>) {
   const attemptTimeoutSeconds = integerSetting(env, 'ATTEMPT_TIMEOUT_SECONDS', 1, 900);
   integerSetting(env, 'MAX_ATTEMPTS', 1, 10);
+  const { startAttempt, runSteps, settleAttempt, recordOutcome } = LOCAL_FUNCTIONS;
   const definition = invocationStateMachine(
-    { startAttempt: 'start-attempt', runSteps: 'run-steps', settleAttempt: 'settle-attempt', recordOutcome: 'record-outcome' },
+    { startAttempt: startAttempt.name, runSteps: runSteps.name, settleAttempt: settleAttempt.name, recordOutcome: recordOutcome.name },
     attemptTimeoutSeconds,
   );
   return { name: INVOCATION_STATE_MACHINE, definition };
 }
 
+// Environments kept initialized per task function: every run starts and steps, so sessions
+// starting side by side find their first tasks warm; the failure path may start cold.
+const WARM_TASKS = { [LOCAL_FUNCTIONS.startAttempt.name]: 2, [LOCAL_FUNCTIONS.runSteps.name]: 2 };
+
 /** The functions the service invokes itself (through the local Lambda endpoint). */
-function invokedFunctions(env: Record<string, string>): LocalFunction[] {
-  const module = fileURLToPath(new URL('../functions/sandbox/run-command.ts', import.meta.url));
+function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {
+  const module = bundles.get(LOCAL_FUNCTIONS.sandbox.name)!;
   return [{ name: env.SANDBOX_FUNCTION_NAME!, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS }];
 }
 
@@ -233,9 +238,18 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     const env = staticEnv(`${baseUrl}/local`, options.env ?? {});
     applyEnv(env);
     const stateMachines = [invocationMachine(env)];
+    // The functions' bundles, as CDK deploys them: from the cache, or built while the emulators start.
+    const bundles = bundlesOf([...Object.values(LOCAL_FUNCTIONS), RUNNER]);
+    bundles.catch(() => undefined);
     // Stopped after the emulators, and so after the task functions that invoke it.
-    const lambda = await startLambda({ functions: invokedFunctions(env) });
-    cleanups.push(lambda.stop);
+    let lambda: LambdaEndpoint | undefined;
+    cleanups.push(async () => {
+      await lambda?.stop();
+    });
+    const lambdaStarted = bundles.then(async (built) => {
+      lambda = await startLambda({ functions: invokedFunctions(env, built), runner: built.get(RUNNER.name)! });
+      return lambda;
+    });
 
     let stepFunctions: StepFunctions | undefined;
     const awsJsonServices = Promise.all([
@@ -243,12 +257,18 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
         await ensureCursorKey(created);
         return created;
       }),
-      createStepFunctions({ file: dataDir ? join(dataDir, 'step-functions.json') : null, stateMachines }).then(
-        (created) => (stepFunctions = created),
+      bundles.then((built) =>
+        createStepFunctions({
+          file: dataDir ? join(dataDir, 'step-functions.json') : null,
+          stateMachines,
+          functions: built,
+          runner: built.get(RUNNER.name)!,
+          keepWarm: WARM_TASKS,
+        }).then((created) => (stepFunctions = created)),
       ),
     ]);
 
-    const [dynamodbResult, s3Result, awsJsonResult, signInResult] = await Promise.allSettled([
+    const [dynamodbResult, s3Result, awsJsonResult, signInResult, lambdaResult] = await Promise.allSettled([
       startDynamoDb({ dataDir }).then(async (started) => {
         const client = localDynamoDbClient(started.endpoint);
         try {
@@ -264,6 +284,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       startS3({ dataDir, bucket: env.PAYLOAD_BUCKET! }),
       awsJsonServices.then(([secretsmanager, AWSStepFunctions]) => startAwsJsonServer({ secretsmanager, AWSStepFunctions })),
       signIn.loaded,
+      lambdaStarted,
     ]);
     cleanups.push(async () => {
       await Promise.all(
@@ -280,8 +301,9 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     const s3 = valueOf(s3Result);
     const awsJson = valueOf(awsJsonResult);
     valueOf(signInResult);
+    valueOf(lambdaResult);
 
-    const endpoints = { dynamodb: dynamodb.endpoint, s3: s3.endpoint, awsJson: awsJson.endpoint, lambda: lambda.endpoint };
+    const endpoints = { dynamodb: dynamodb.endpoint, s3: s3.endpoint, awsJson: awsJson.endpoint, lambda: lambda!.endpoint };
     const counts = options.countRequests;
     if (counts) {
       // The benchmarks' view: every request the service makes, through a counting proxy.

@@ -18,8 +18,13 @@ export interface InvokeMessage {
   functionName: string;
   invokedFunctionArn: string;
   awsRequestId: string;
-  /** Epoch milliseconds at which the function times out. */
-  deadline: number;
+  /** The function's timeout, counted from the handler call (init is not part of it, as on Lambda). */
+  timeoutMs: number;
+}
+
+/** Sent by the parent to an environment about to serve `functionName`: import its module now (init) and say so. */
+export interface InitMessage {
+  init: { module: string; functionName: string };
 }
 
 /** A function error, shaped as Lambda reports it. */
@@ -31,6 +36,9 @@ export interface LambdaError {
 
 /** The answer to an invocation: its result as JSON text, or its error (`final` when the process exits next). */
 export type InvokeAnswer = { awsRequestId: string; payload: string } | { awsRequestId: string; error: LambdaError; final?: true };
+
+/** Progress the runner reports: init is done (the handler is loaded), or the handler was just called. */
+export type RunnerNotice = { initialized: true } | { awsRequestId: string; started: true };
 
 type Handler = (event: unknown, context: object) => unknown;
 
@@ -44,7 +52,7 @@ function toLambdaError(error: unknown, errorType?: string): LambdaError {
   return { errorType: errorType ?? 'Error', errorMessage: String(error) };
 }
 
-function answer(message: InvokeAnswer): Promise<void> {
+function answer(message: InvokeAnswer | RunnerNotice): Promise<void> {
   // The callback fires once the message is written: exiting earlier can lose it.
   return new Promise((resolve) => process.send?.(message, () => resolve()) ?? resolve());
 }
@@ -56,7 +64,7 @@ async function fatal(error: LambdaError): Promise<never> {
 }
 
 /** Imports the module once, mapping failures to the error types of Lambda's Node.js runtime. */
-async function loadHandler(message: InvokeMessage): Promise<Handler> {
+async function loadHandler(message: Pick<InvokeMessage, 'module' | 'functionName'>): Promise<Handler> {
   if (handler) return handler;
   let exports: Record<string, unknown>;
   try {
@@ -76,6 +84,9 @@ async function loadHandler(message: InvokeMessage): Promise<Handler> {
 async function invoke(message: InvokeMessage): Promise<void> {
   current = message;
   const run = await loadHandler(message);
+  // The function's time starts now, as Lambda's does after init.
+  const deadline = Date.now() + message.timeoutMs;
+  await answer({ awsRequestId: message.awsRequestId, started: true });
   const context = {
     callbackWaitsForEmptyEventLoop: true,
     functionName: message.functionName,
@@ -85,7 +96,7 @@ async function invoke(message: InvokeMessage): Promise<void> {
     awsRequestId: message.awsRequestId,
     logGroupName: `/aws/lambda/${message.functionName}`,
     logStreamName: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${process.pid}`,
-    getRemainingTimeInMillis: () => Math.max(0, message.deadline - Date.now()),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
   };
   let reply: InvokeAnswer;
   try {
@@ -101,7 +112,10 @@ async function invoke(message: InvokeMessage): Promise<void> {
   current = undefined;
 }
 
-process.on('message', (message: InvokeMessage) => void invoke(message));
+process.on('message', (message: InvokeMessage | InitMessage) => {
+  if ('init' in message) void loadHandler(message.init).then(() => answer({ initialized: true }));
+  else void invoke(message);
+});
 // The parent went away (however it died): nobody is left to answer.
 process.on('disconnect', () => process.exit(0));
 process.on('uncaughtException', (error) => void fatal(toLambdaError(error)));

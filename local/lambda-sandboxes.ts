@@ -10,11 +10,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
 import { spawnChild, typeScriptEntry, type ManagedChild } from './child-process';
-import type { InvokeAnswer, InvokeMessage, LambdaError } from './lambda-runner';
+import type { InitMessage, InvokeAnswer, InvokeMessage, LambdaError, RunnerNotice } from './lambda-runner';
 
-const RUNNER = new URL('./lambda-runner.ts', import.meta.url);
+const TYPESCRIPT_RUNNER = new URL('./lambda-runner.ts', import.meta.url);
 // Lambda keeps an idle execution environment for minutes; so do we, within reason.
 const IDLE_SANDBOX_MS = 5 * 60_000;
+// Lambda gives a function's init (importing its module) 10 s, apart from its timeout.
+const INIT_TIMEOUT_MS = 10_000;
 const SIGNAL_WORDS: Partial<Record<NodeJS.Signals, string>> = { SIGKILL: 'killed', SIGTERM: 'terminated', SIGSEGV: 'segmentation fault' };
 
 /** The ARN of a local function. */
@@ -37,6 +39,12 @@ function functionError(error: LambdaError): Error {
 }
 
 export interface SandboxPoolOptions {
+  /**
+   * The runner's bundle (`local/bundles.ts`): sandboxes start on plain Node and run bundled
+   * functions, as Lambda does. Without it they run the TypeScript runner through tsx, which
+   * also runs TypeScript modules (the tests' fixtures).
+   */
+  runner?: string;
   /** The environment of every sandbox; default this process's, as it is at each spawn. */
   env?: NodeJS.ProcessEnv;
   /**
@@ -55,19 +63,25 @@ function runtimeExit(awsRequestId: string, code: number | null, signal: NodeJS.S
 /** One Lambda execution environment: a child process serving one function, one invocation at a time. */
 export class Sandbox {
   readonly child: ManagedChild;
-  private pending?: { awsRequestId: string; resolve(payload: string): void; reject(error: Error): void };
+  private pending?: { awsRequestId: string; resolve(payload: string): void; reject(error: Error): void; started(): void };
+  /** Resolves once the function's module is imported (init done), rejects if the process ends first. */
+  private initialized?: Promise<void>;
+  private onInitialized?: () => void;
   /** The process is gone. */
   private closed = false;
   /** It takes no more invocations: killed, or ending by itself after a fatal error. */
   private retired = false;
   /** Set at the first invocation: an execution environment serves one function. */
   functionName?: string;
+  /** Its function's module was imported once (init done). */
+  ready = false;
   idleTimer?: NodeJS.Timeout;
 
-  constructor(onEnd: (sandbox: Sandbox) => void, env?: NodeJS.ProcessEnv, tmpRoot?: string) {
+  constructor(onEnd: (sandbox: Sandbox) => void, options: SandboxPoolOptions) {
+    const { env, tmpRoot, runner } = options;
     const tmp = tmpRoot === undefined ? undefined : mkdtempSync(join(tmpRoot, 'env-'));
     // Output goes where the cloud's goes, as the service's logs; 'ipc' carries invocations.
-    this.child = spawnChild(process.execPath, typeScriptEntry(RUNNER), {
+    this.child = spawnChild(process.execPath, runner ? [runner] : typeScriptEntry(TYPESCRIPT_RUNNER), {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       ...(env || tmp ? { env: { ...(env ?? process.env), ...(tmp ? { TMPDIR: tmp } : {}) } } : {}),
     });
@@ -75,7 +89,7 @@ export class Sandbox {
     // A warm sandbox must not keep the cloud's process alive; a busy one is awaited anyway.
     child.unref();
     child.channel?.unref();
-    child.on('message', (answer: InvokeAnswer) => this.settle(answer));
+    child.on('message', (answer: InvokeAnswer | RunnerNotice) => this.settle(answer));
     const end = (code: number | null, signal: NodeJS.Signals | null) => {
       if (this.pending) this.fail(runtimeExit(this.pending.awsRequestId, code, signal));
       // Whatever it started goes with it, as a Lambda environment is torn down whole.
@@ -94,20 +108,41 @@ export class Sandbox {
     return !this.closed && !this.retired;
   }
 
-  /** Runs one invocation; resolves with the result as JSON text, rejects with a `FunctionError` or the reason it was killed. */
-  invoke(message: Omit<InvokeMessage, 'deadline'>, timeoutMs: number): Promise<string> {
+  /**
+   * Imports the function's module ahead of its first invocation (init), so that invocation
+   * starts warm; resolves when done. A failing init ends the process (see the runner).
+   */
+  initialize(module: string, functionName: string): Promise<void> {
+    this.functionName = functionName;
+    this.initialized ??= new Promise<void>((resolve) => {
+      this.onInitialized = resolve;
+      this.child.process.send({ init: { module, functionName } } satisfies InitMessage, (error) => {
+        if (error) this.kill(new Error('the sandbox could not be reached'));
+      });
+    });
+    return this.initialized;
+  }
+
+  /**
+   * Runs one invocation; resolves with the result as JSON text, rejects with a `FunctionError`
+   * or the reason it was killed. `timeoutMs` counts from the handler call, as on Lambda; init
+   * (importing the module) has its own 10 s.
+   */
+  invoke(message: Omit<InvokeMessage, 'timeoutMs'>, timeoutMs: number): Promise<string> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        const errorMessage = `RequestId: ${message.awsRequestId} Error: Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`;
-        this.kill(functionError({ errorType: 'Sandbox.Timedout', errorMessage }));
-      }, timeoutMs);
+      const timedOut = (errorMessage: string) => () => this.kill(functionError({ errorType: 'Sandbox.Timedout', errorMessage }));
+      let timer = setTimeout(timedOut(`RequestId: ${message.awsRequestId} Error: Init timed out after ${(INIT_TIMEOUT_MS / 1000).toFixed(2)} seconds`), INIT_TIMEOUT_MS);
+      const started = () => {
+        clearTimeout(timer);
+        timer = setTimeout(timedOut(`RequestId: ${message.awsRequestId} Error: Task timed out after ${(timeoutMs / 1000).toFixed(2)} seconds`), timeoutMs);
+      };
       const settled = <T>(next: (value: T) => void) => (value: T) => {
         clearTimeout(timer);
         this.pending = undefined;
         next(value);
       };
-      this.pending = { awsRequestId: message.awsRequestId, resolve: settled(resolve), reject: settled(reject) };
-      this.child.process.send({ ...message, deadline: Date.now() + timeoutMs } satisfies InvokeMessage, (error) => {
+      this.pending = { awsRequestId: message.awsRequestId, resolve: settled(resolve), reject: settled(reject), started };
+      this.child.process.send({ ...message, timeoutMs } satisfies InvokeMessage, (error) => {
         if (error) this.kill(runtimeExit(message.awsRequestId, null, null));
       });
     });
@@ -130,8 +165,18 @@ export class Sandbox {
     }
   }
 
-  private settle(answer: InvokeAnswer): void {
+  private settle(answer: InvokeAnswer | RunnerNotice): void {
+    if ('initialized' in answer) {
+      this.ready = true;
+      this.onInitialized?.();
+      return;
+    }
     if (this.pending?.awsRequestId !== answer.awsRequestId) return;
+    if ('started' in answer) {
+      this.ready = true;
+      this.pending.started();
+      return;
+    }
     if ('payload' in answer) {
       this.pending.resolve(answer.payload);
       return;
@@ -146,9 +191,15 @@ export class Sandbox {
   }
 }
 
-/** Warm sandboxes by function, the spare, and every sandbox alive, to kill them all on stop. */
+/**
+ * Warm sandboxes by function, the spare, and every sandbox alive, to kill them all on stop.
+ * A function may be kept warm (`keepWarm`): that many of its environments wait with its
+ * module imported, and each one taken is replaced in the background, as provisioned
+ * concurrency keeps environments initialized on Lambda.
+ */
 export function createSandboxPool(options: SandboxPoolOptions = {}) {
   const idle = new Map<string, Sandbox[]>();
+  const warm = new Map<string, { module: string; count: number }>();
   const all = new Set<Sandbox>();
   let spare: Sandbox | undefined;
   let closed = false;
@@ -159,10 +210,12 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
     if (spare === sandbox) spare = undefined;
     const list = idle.get(sandbox.functionName ?? '');
     if (list?.includes(sandbox)) list.splice(list.indexOf(sandbox), 1);
+    // Replaced only if it had got going: a module that cannot even be imported is not retried forever.
+    if (!closed && sandbox.functionName && sandbox.ready) topUp(sandbox.functionName);
   }
 
   function spawn(): Sandbox {
-    const sandbox = new Sandbox(forget, options.env, options.tmpRoot);
+    const sandbox = new Sandbox(forget, options);
     all.add(sandbox);
     return sandbox;
   }
@@ -172,31 +225,59 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
     if (!closed && !spare) spare = spawn();
   }
 
+  function keepIdle(sandbox: Sandbox): void {
+    sandbox.idleTimer = setTimeout(() => sandbox.kill(new Error('idle')), IDLE_SANDBOX_MS).unref();
+    const list = idle.get(sandbox.functionName!) ?? [];
+    list.push(sandbox);
+    idle.set(sandbox.functionName!, list);
+  }
+
+  /** Starts initialized environments of a kept-warm function until it has its count idle. */
+  function topUp(functionName: string): void {
+    const target = warm.get(functionName);
+    if (!target || closed) return;
+    const list = idle.get(functionName) ?? [];
+    for (let ready = list.filter((sandbox) => sandbox.usable).length; ready < target.count; ready++) {
+      const sandbox = spawn();
+      void sandbox.initialize(target.module, functionName);
+      // Taken before its init is done, it runs the invocation right after (IPC keeps the order).
+      keepIdle(sandbox);
+    }
+  }
+
   return {
     replenish,
+
+    /** Keeps `count` environments of the function initialized and waiting, from now on. */
+    keepWarm(functionName: string, module: string, count: number): void {
+      warm.set(functionName, { module, count });
+      topUp(functionName);
+    },
 
     /** A warm sandbox of the function, else the spare, else a new one. */
     acquire(functionName: string): Sandbox {
       const list = idle.get(functionName) ?? [];
-      // One killed for idling stays listed until its process is gone.
-      for (let warm = list.pop(); warm; warm = list.pop()) {
-        clearTimeout(warm.idleTimer);
-        if (warm.usable) return warm;
+      let sandbox: Sandbox | undefined;
+      while (!sandbox && list.length) {
+        const candidate = list.pop()!;
+        clearTimeout(candidate.idleTimer);
+        // One killed for idling stays listed until its process is gone.
+        if (candidate.usable) sandbox = candidate;
       }
-      const sandbox = spare?.usable ? spare : spawn();
-      spare = undefined;
-      sandbox.functionName = functionName;
-      replenish();
+      if (!sandbox) {
+        sandbox = spare?.usable ? spare : spawn();
+        spare = undefined;
+        sandbox.functionName = functionName;
+        replenish();
+      }
+      topUp(functionName);
       return sandbox;
     },
 
     /** Keeps a sandbox warm after an invocation, unless it ended or the pool is closed. */
     release(sandbox: Sandbox): void {
       if (!sandbox.usable || closed) return;
-      sandbox.idleTimer = setTimeout(() => sandbox.kill(new Error('idle')), IDLE_SANDBOX_MS).unref();
-      const list = idle.get(sandbox.functionName!) ?? [];
-      list.push(sandbox);
-      idle.set(sandbox.functionName!, list);
+      keepIdle(sandbox);
     },
 
     /** Kills every sandbox and waits until they are gone. */

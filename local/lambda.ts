@@ -34,6 +34,8 @@ export interface LambdaOptions {
   port?: number;
   /** Where each execution environment gets its own temporary directory; default `<os tmpdir>/agent-sessions-lambda`. */
   tmpDir?: string;
+  /** The bundled runner of the execution environments (see `SandboxPoolOptions.runner`); default the TypeScript one. */
+  runner?: string;
 }
 
 export interface LambdaEndpoint {
@@ -103,7 +105,7 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
   const tmpDir = options.tmpDir ?? join(tmpdir(), 'agent-sessions-lambda');
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
-  const pool = createSandboxPool({ env, tmpRoot: tmpDir });
+  const pool = createSandboxPool({ env, tmpRoot: tmpDir, ...(options.runner ? { runner: options.runner } : {}) });
 
   async function invoke(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0]!;
@@ -165,8 +167,9 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
       resolve();
     });
   });
-  // A cold start then costs the handler module's import only.
+  // The first invocation of each function finds its module imported already.
   pool.replenish();
+  for (const fn of functions.values()) pool.keepWarm(fn.name, fn.module, 1);
   const { address, port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;

@@ -5,9 +5,9 @@
  * run their definition in aws-local-stepfunctions. Every `lambda:invoke` Task runs its
  * function in a child process (a sandbox, `lambda-sandboxes.ts`), so crashes, timeouts and
  * stops end the process as they end a Lambda execution environment, with the errors
- * Step Functions reports for them. Sandboxes stay warm between invocations of the same
- * function, as Lambda's do, and one spare waits with Node and tsx loaded: a cold start
- * then costs the module's import only.
+ * Step Functions reports for them. The functions are the bundles CDK deploys; sandboxes
+ * stay warm between invocations of the same function, as Lambda's do, some are kept
+ * initialized ahead of need (`keepWarm`), and one spare waits with Node started.
  *
  * With a file, executions are recorded there (atomically) whenever one starts or ends;
  * those still RUNNING when the process stopped are run again from the start, with the
@@ -16,7 +16,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   ExecutionError,
   ExecutionTimeoutError,
@@ -55,7 +54,16 @@ export interface StepFunctionsOptions {
   /** Where executions persist; null keeps them in memory only. */
   file: string | null;
   stateMachines: StateMachineEntry[];
-  /** Directory of the task function modules, `<FunctionName>.ts`; default `functions/workflow`. */
+  /**
+   * The task functions' modules by function name: their bundles (`local/bundles.ts`), run
+   * by the bundled `runner` on plain Node, as Lambda runs them.
+   */
+  functions?: ReadonlyMap<string, string>;
+  /** The bundled runner of the execution environments (see `SandboxPoolOptions.runner`). */
+  runner?: string;
+  /** Environments to keep initialized per function name, ahead of invocations. */
+  keepWarm?: Readonly<Record<string, number>>;
+  /** Instead of `functions`: a directory of TypeScript modules, `<FunctionName>.ts` (the tests' fixtures). */
   functionsDir?: string;
   /**
    * Every task function's Lambda timeout. Default: the TimeoutSeconds of the Task state that
@@ -116,7 +124,6 @@ type JsonValue = Parameters<TaskHandlers[string]>[0];
 
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 const ARN_PREFIX = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}`;
-const DEFAULT_FUNCTIONS_DIR = fileURLToPath(new URL('../functions/workflow/', import.meta.url));
 const MAX_FUNCTION_TIMEOUT_MS = 900_000;
 // The library's own default when a Task sets no TimeoutSeconds (AWS has none).
 const DEFAULT_TASK_TIMEOUT_SECONDS = 60;
@@ -252,14 +259,15 @@ async function isFile(path: string): Promise<boolean> {
 
 /** Creates the Step Functions service, loading earlier executions from the file if there is one. */
 export async function createStepFunctions(options: StepFunctionsOptions): Promise<StepFunctions> {
-  const functionsDir = options.functionsDir ?? DEFAULT_FUNCTIONS_DIR;
+  const { functions, functionsDir } = options;
+  if (!functions === !functionsDir) throw new LocalCloudError('the local Step Functions needs either function bundles or a directory of modules');
   const functionTimeoutMs = options.functionTimeoutSeconds === undefined ? undefined : options.functionTimeoutSeconds * 1000;
   const machines = new Map(options.stateMachines.map((entry) => [stateMachineArn(entry.name), register(entry)]));
   const executions = new Map<string, ExecutionRecord>();
   for (const record of options.file ? await loadRecords(options.file) : []) executions.set(record.executionArn, record);
   const interrupted = [...executions.values()].filter((record) => record.status === 'RUNNING');
   const runs = new Map<string, Run>();
-  const pool = createSandboxPool();
+  const pool = createSandboxPool(options.runner ? { runner: options.runner } : {});
   let stopped = false;
 
   const { persist, flush } = stateFile(options.file, () => ({ executions: [...executions.values()] }));
@@ -272,8 +280,8 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
 
   async function moduleOf(functionName: unknown): Promise<{ name: string; module: string }> {
     const name = typeof functionName === 'string' ? functionName : '';
-    const module = join(functionsDir, `${name}.ts`);
-    if (!FUNCTION_NAME.test(name) || !(await isFile(module))) {
+    const module = functions ? functions.get(name) : join(functionsDir!, `${name}.ts`);
+    if (!FUNCTION_NAME.test(name) || module === undefined || !(await isFile(module))) {
       throw taskError('Lambda.ResourceNotFoundException', `Function not found: ${functionArn(name)}`);
     }
     return { name, module };
@@ -466,6 +474,10 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
     flush,
     activate() {
       pool.replenish();
+      for (const [name, count] of Object.entries(options.keepWarm ?? {})) {
+        const module = functions?.get(name);
+        if (module) pool.keepWarm(name, module, count);
+      }
       for (const record of interrupted.splice(0)) if (record.status === 'RUNNING' && !runs.has(record.executionArn)) run(record);
     },
     async stop() {
