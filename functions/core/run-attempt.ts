@@ -82,9 +82,11 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const deadline = Date.now() + budgetMs / 2;
   const checkpoint = checkpointKey(organizationId, invocationKey, attempt);
   const invocation: InvocationFacts = input;
-  const [revision, saved] = await Promise.all([
+  // A new attempt starts from the session's messages; a resumed one from its checkpoint.
+  const [revision, saved, talk] = await Promise.all([
     getRevision(organizationId, input.agent_name, input.agent_revision),
     input.resume ? getJson(checkpoint) : undefined,
+    input.resume ? undefined : conversation(input),
   ]);
   if (!revision) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
   if (input.resume && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
@@ -99,12 +101,11 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, redactor, signal, log });
   try {
     // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
-    const newAttemptState = async () => {
-      const [instructions, talk] = await Promise.all([toolbox.instructions(), conversation(input)]);
-      const systemPrompt = [agent.system_prompt, ...instructions].filter((part) => part !== undefined && part !== '').join('\n\n');
-      return startAttempt({ sessionPosition: input.session_position, attempt, ...(systemPrompt ? { systemPrompt } : {}), ...talk });
+    const newAttemptState = async (start: Awaited<ReturnType<typeof conversation>>) => {
+      const systemPrompt = [agent.system_prompt, ...(await toolbox.instructions())].filter((part) => part !== undefined && part !== '').join('\n\n');
+      return startAttempt({ sessionPosition: input.session_position, attempt, ...(systemPrompt ? { systemPrompt } : {}), ...start });
     };
-    const state: AttemptState = saved !== undefined ? (JSON.parse(saved) as AttemptState) : await newAttemptState();
+    const state: AttemptState = saved !== undefined ? (JSON.parse(saved) as AttemptState) : await newAttemptState(talk!);
 
     let result;
     try {
