@@ -1,11 +1,21 @@
 import { Aws, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { BOOKKEEPING_TIMEOUT_SECONDS, invocationStateMachine, RUN_STEPS_TIMEOUT_SECONDS, type WorkflowFunctions } from '#functions/workflow/definition';
+import {
+  BOOKKEEPING_TIMEOUT_SECONDS,
+  EXECUTION_STATUS_CHANGE,
+  invocationStateMachine,
+  RUN_STEPS_TIMEOUT_SECONDS,
+  UNSETTLED_EXECUTION_STATUSES,
+  type WorkflowFunctions,
+} from '#functions/workflow/definition';
 import { bindSandbox, SandboxFunction } from './sandbox';
 import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
 
@@ -47,7 +57,8 @@ const MAX_ATTEMPTS_LIMIT = 10;
 
 /**
  * The invocation state machine (`functions/workflow/definition.ts`, the same ASL the local
- * cloud runs) and its four task functions.
+ * cloud runs), its four task functions, and the rule that settles an execution ending
+ * without its outcome.
  */
 export class Workflow extends Construct {
   readonly stateMachine: StateMachine;
@@ -106,7 +117,7 @@ export class Workflow extends Construct {
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       // toJsonString, not JSON.stringify: the function ARNs are tokens that must resolve in place.
-      definitionBody: DefinitionBody.fromString(Stack.of(this).toJsonString(invocationStateMachine(functions, attemptTimeoutSeconds, Aws.PARTITION))),
+      definitionBody: DefinitionBody.fromString(Stack.of(this).toJsonString(invocationStateMachine(functions, { attemptTimeoutSeconds, maxAttempts }, Aws.PARTITION))),
       logs: {
         destination: new LogGroup(this, 'Logs', { retention: RetentionDays.THREE_MONTHS }),
         level: LogLevel.ALL,
@@ -122,6 +133,31 @@ export class Workflow extends Construct {
         resources: tasks.flatMap((fn) => [fn.functionArn, `${fn.functionArn}:*`]),
       }),
     );
+
+    // An execution that ends without RecordOutcome (stopped, failed past the catches, timed
+    // out, out of history) still ends its invocation: its status change goes to a small
+    // function that records it `interrupted` and releases the session.
+    const settleExecution = bookkeeping('SettleExecution', 'settle-execution', 'Settles an invocation its execution left running');
+    settleExecution.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
+    settleExecution.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
+    const undelivered = new Queue(this, 'SettleExecutionDeadLetters', {
+      enforceSSL: true,
+      encryption: QueueEncryption.SQS_MANAGED,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(undelivered).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the dead-letter queue of the settle rule target.',
+    });
+    new Rule(this, 'ExecutionEnded', {
+      description: 'Invocation executions that ended without recording their outcome',
+      eventPattern: {
+        source: ['aws.states'],
+        detailType: [EXECUTION_STATUS_CHANGE],
+        detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...UNSETTLED_EXECUTION_STATUSES] },
+      },
+      targets: [new LambdaFunction(settleExecution, { retryAttempts: 185, maxEventAge: Duration.hours(24), deadLetterQueue: undelivered })],
+    });
 
     const role = this.stateMachine.role;
     Validations.of(role).acknowledge({

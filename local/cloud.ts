@@ -175,11 +175,11 @@ function integerSetting(env: Record<string, string>, name: string, min: number, 
 /** The invocation state machine, its tasks dispatched to the workflow functions' bundles. */
 function invocationMachine(env: Record<string, string>) {
   const attemptTimeoutSeconds = integerSetting(env, 'ATTEMPT_TIMEOUT_SECONDS', 1, 900);
-  integerSetting(env, 'MAX_ATTEMPTS', 1, 10);
+  const maxAttempts = integerSetting(env, 'MAX_ATTEMPTS', 1, 10);
   const { startAttempt, runSteps, settleAttempt, recordOutcome } = LOCAL_FUNCTIONS;
   const definition = invocationStateMachine(
     { startAttempt: startAttempt.name, runSteps: runSteps.name, settleAttempt: settleAttempt.name, recordOutcome: recordOutcome.name },
-    attemptTimeoutSeconds,
+    { attemptTimeoutSeconds, maxAttempts },
   );
   return { name: INVOCATION_STATE_MACHINE, definition };
 }
@@ -264,6 +264,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
           functions: built,
           runner: built.get(RUNNER.name)!,
           keepWarm: WARM_TASKS,
+          eventTarget: LOCAL_FUNCTIONS.settleExecution.name,
         }).then((created) => (stepFunctions = created)),
       ),
     ]);

@@ -23,6 +23,7 @@ import {
   type RunOptions,
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
+import { EXECUTION_STATUS_CHANGE, UNSETTLED_EXECUTION_STATUSES } from '#functions/workflow/definition';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
 import { AwsServiceError, type AwsJsonService } from './aws-json';
 import { LocalCloudError } from './errors';
@@ -65,6 +66,12 @@ export interface StepFunctionsOptions {
   keepWarm?: Readonly<Record<string, number>>;
   /** Instead of `functions`: a directory of TypeScript modules, `<FunctionName>.ts` (the tests' fixtures). */
   functionsDir?: string;
+  /**
+   * The function that receives "Step Functions Execution Status Change" events of
+   * executions ending FAILED, TIMED_OUT or ABORTED, as the EventBridge rule CDK deploys
+   * delivers them: asynchronously, retried a few times.
+   */
+  eventTarget?: string;
   /**
    * Every task function's Lambda timeout. Default: the TimeoutSeconds of the Task state that
    * invokes it (at most 900 s, Lambda's maximum), as the CDK app configures them.
@@ -127,6 +134,9 @@ const ARN_PREFIX = `arn:aws:states:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}`;
 const MAX_FUNCTION_TIMEOUT_MS = 900_000;
 // The library's own default when a Task sets no TimeoutSeconds (AWS has none).
 const DEFAULT_TASK_TIMEOUT_SECONDS = 60;
+// The event target is one of the service's functions; EventBridge retries a failing one.
+const EVENT_TARGET_TIMEOUT_MS = 60_000;
+const EVENT_DELIVERIES = 4;
 // Step Functions passes at most 256 KiB between states.
 const MAX_DATA_BYTES = 256 * 1024;
 // AWS forgets closed executions after 90 days.
@@ -333,10 +343,63 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
     runs.delete(run.record.executionArn);
     if (run.abandoned || run.record.status !== 'RUNNING') return;
     Object.assign(run.record, outcome, { stopDate: Date.now() });
-    persist().catch((error: unknown) => {
-      const line = { level: 'error', source: 'local-step-functions', message: 'could not record an execution', error: String(error) };
-      console.error(JSON.stringify(line));
-    });
+    persist().catch((error: unknown) => logError('could not record an execution', error));
+    emitStatusChange(run.record);
+  }
+
+  function logError(message: string, error: unknown): void {
+    console.error(JSON.stringify({ level: 'error', source: 'local-step-functions', message, error: String(error) }));
+  }
+
+  /**
+   * Hands the status change of an execution that ended unsettled to the event target, as
+   * EventBridge would: in the background, retried with backoff, never holding the execution.
+   */
+  function emitStatusChange(record: ExecutionRecord): void {
+    const target = options.eventTarget;
+    if (!target || !(UNSETTLED_EXECUTION_STATUSES as readonly string[]).includes(record.status)) return;
+    const event = {
+      version: '0',
+      id: randomUUID(),
+      'detail-type': EXECUTION_STATUS_CHANGE,
+      source: 'aws.states',
+      account: LOCAL_ACCOUNT_ID,
+      time: new Date(record.stopDate ?? Date.now()).toISOString(),
+      region: LOCAL_REGION,
+      resources: [record.executionArn],
+      detail: {
+        executionArn: record.executionArn,
+        stateMachineArn: record.stateMachineArn,
+        name: record.name,
+        status: record.status,
+        startDate: record.startDate,
+        stopDate: record.stopDate ?? null,
+        input: record.input,
+        output: record.output ?? null,
+        error: record.error ?? null,
+        cause: record.cause ?? null,
+      },
+    };
+    void (async () => {
+      for (let delivery = 1; !stopped; delivery++) {
+        try {
+          const { module } = await moduleOf(target);
+          const sandbox = pool.acquire(target);
+          try {
+            await sandbox.invoke({ module, event, functionName: target, invokedFunctionArn: functionArn(target), awsRequestId: randomUUID() }, EVENT_TARGET_TIMEOUT_MS);
+          } finally {
+            pool.release(sandbox);
+          }
+          return;
+        } catch (error) {
+          if (delivery >= EVENT_DELIVERIES || stopped) {
+            logError(`could not deliver the status change of ${record.executionArn}`, error);
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** delivery));
+        }
+      }
+    })();
   }
 
   function run(record: ExecutionRecord): void {
@@ -441,6 +504,7 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
           cancel(running, new Error('the execution was stopped'));
         }
         await persist();
+        emitStatusChange(record);
       }
       return { stopDate: seconds(record.stopDate!) };
     },

@@ -137,3 +137,23 @@ export async function finishInvocation(organizationId: string, invocationKey: st
     ...(failure ? { failure } : { answer: last!.answer ?? '' }),
   });
 }
+
+/**
+ * Ends a still-running invocation as FAILED `interrupted` from outside its execution (its
+ * session deleted, its execution stopped, failed past the definition's catches or timed
+ * out): its running attempts end with the same failure, then the outcome is recorded and
+ * the session released. Safe to repeat; does nothing once the outcome is recorded.
+ */
+export async function interruptInvocation(organizationId: string, invocationKey: string, message: string): Promise<boolean> {
+  const invocation = await getInvocation(organizationId, invocationKey);
+  if (invocation?.status !== 'RUNNING') return false;
+  const failure: Failure = { kind: 'interrupted', message };
+  const now = new Date().toISOString();
+  const attempts = await listAttempts(organizationId, invocationKey);
+  for (const attempt of running(attempts)) {
+    await endAttempt(organizationId, invocationKey, attempt.number, { status: 'FAILED', failure, ended_at: now });
+  }
+  const session = await getSession(organizationId, invocation.session_id);
+  if (!session) return false;
+  return recordOutcome({ organizationId, invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure });
+}

@@ -6,7 +6,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '#contracts/agent';
 import { checkOutputFormat } from '#functions/agent/output-format';
 import { isProviderAvailable } from '#functions/agent/providers/available';
-import { endAttempt, listAttempts } from '#data/attempts';
 import { listAuditEvents } from '#data/audit';
 import {
   deleteInvocationRecords,
@@ -15,15 +14,13 @@ import {
   getSession,
   listSessionInvocationKeys,
   listSessions,
-  recordOutcome,
-  type Failure,
   type Invocation,
   type Session,
 } from '#data/invocations';
 import { getMessage, listMessages, type Message } from '#data/messages';
 import { deleteInvocationObjects } from '#data/payloads';
 import { startExecution, stopExecution } from '#data/workflow';
-import { finishInvocation, totalUsage } from './attempts';
+import { finishInvocation, interruptInvocation } from './attempts';
 import { config } from './config';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError } from './errors';
@@ -147,26 +144,19 @@ export async function readAudit(organizationId: string, sessionId: string, after
   };
 }
 
-const DELETED: Failure = { kind: 'interrupted', message: 'the session was deleted' };
+const DELETED = 'the session was deleted';
 
 /**
- * Ends a running invocation because its session is being deleted: stops its execution,
- * then records it FAILED (interrupted). Every later task of the execution finds it ended
- * (or gone) and does nothing; the outcome's session update needs the session's lock, so
- * nothing recreates the session.
+ * Ends a running invocation because its session is being deleted: records it FAILED
+ * (interrupted), then stops its execution. Every later task of the execution finds it
+ * ended (or gone) and does nothing; the outcome's session update needs the session's
+ * lock, so nothing recreates the session.
  */
-async function interrupt(organizationId: string, sessionId: string, invocationKey: string): Promise<void> {
+async function interrupt(organizationId: string, invocationKey: string): Promise<void> {
   const invocation = await getInvocation(organizationId, invocationKey);
   if (invocation?.status !== 'RUNNING') return;
-  await stopExecution(organizationId, invocation, DELETED.message);
-  const now = new Date().toISOString();
-  const attempts = await listAttempts(organizationId, invocationKey);
-  for (const attempt of attempts.filter((a) => a.status === 'RUNNING')) {
-    await endAttempt(organizationId, invocationKey, attempt.number, { status: 'FAILED', failure: DELETED, ended_at: now });
-  }
-  const session = await getSession(organizationId, sessionId);
-  if (!session) return;
-  await recordOutcome({ organizationId, invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure: DELETED });
+  await interruptInvocation(organizationId, invocationKey, DELETED);
+  await stopExecution(organizationId, invocation, DELETED);
 }
 
 /**
@@ -177,7 +167,7 @@ async function interrupt(organizationId: string, sessionId: string, invocationKe
 export async function deleteSession(organizationId: string, sessionId: string): Promise<void> {
   const session = await getSession(organizationId, sessionId);
   if (!session) throw new NotFoundError(`session ${sessionId} not found`);
-  if (session.current_invocation_key) await interrupt(organizationId, sessionId, session.current_invocation_key);
+  if (session.current_invocation_key) await interrupt(organizationId, session.current_invocation_key);
   for (const invocationKey of await listSessionInvocationKeys(organizationId, sessionId)) {
     await deleteInvocationObjects(organizationId, invocationKey);
     await deleteInvocationRecords(organizationId, invocationKey);

@@ -89,6 +89,16 @@ function task(
   };
 }
 
+/**
+ * The execution statuses that end an execution without `RecordOutcome` having run for
+ * sure: an EventBridge rule on AWS, and the local Step Functions, hand such an execution's
+ * status change to the settle-execution function, which ends a still-running invocation.
+ */
+export const UNSETTLED_EXECUTION_STATUSES = ['FAILED', 'TIMED_OUT', 'ABORTED'] as const;
+
+/** The event's `detail-type`, as Step Functions sends it to EventBridge. */
+export const EXECUTION_STATUS_CHANGE = 'Step Functions Execution Status Change';
+
 /** Seconds a bookkeeping task (start, settle, record) may take. */
 export const BOOKKEEPING_TIMEOUT_SECONDS = 60;
 
@@ -98,15 +108,39 @@ export const BOOKKEEPING_TIMEOUT_SECONDS = 60;
  */
 export const RUN_STEPS_TIMEOUT_SECONDS = 900;
 
+// `max_steps` is at most 200 (contracts/agent.ts); a step is a model call and the tool calls
+// it asked for, each of which may stay silent up to the attempt timeout. Counting up to 15
+// tool calls per step, the longest attempt that keeps making progress is bounded by this.
+const CALLS_PER_STEP = 16;
+const MAX_STEPS = 200;
+// Step Functions Standard runs an execution for at most a year.
+const MAX_EXECUTION_SECONDS = 365 * 86_400;
+
+/**
+ * The execution's overall timeout: every attempt at its longest (every call silent just
+ * short of the attempt timeout, plus one slice's worth of bookkeeping), capped at a year.
+ * An execution that still times out is settled as `interrupted` (settle-execution).
+ */
+export function executionTimeoutSeconds(settings: { attemptTimeoutSeconds: number; maxAttempts: number }): number {
+  const attempt = MAX_STEPS * CALLS_PER_STEP * settings.attemptTimeoutSeconds + RUN_STEPS_TIMEOUT_SECONDS;
+  return Math.min(MAX_EXECUTION_SECONDS, settings.maxAttempts * attempt);
+}
+
 /**
  * The state machine for one invocation; `partition` is `aws` but for China or GovCloud
- * regions. The attempt timeout bounds silence inside RunSteps, not any state here.
+ * regions. The attempt timeout bounds silence inside RunSteps; here it only sizes the
+ * execution's overall timeout.
  */
-export function invocationStateMachine(functions: WorkflowFunctions, _attemptTimeoutSeconds: number, partition = 'aws') {
+export function invocationStateMachine(
+  functions: WorkflowFunctions,
+  settings: { attemptTimeoutSeconds: number; maxAttempts: number },
+  partition = 'aws',
+) {
   const bookkeeping = BOOKKEEPING_TIMEOUT_SECONDS;
   return {
     Comment: 'One invocation of a session: attempts until one succeeds or MAX_ATTEMPTS have failed.',
     StartAt: 'StartAttempt',
+    TimeoutSeconds: executionTimeoutSeconds(settings),
     States: {
       StartAttempt: task(partition, { functionName: functions.startAttempt, timeoutSeconds: bookkeeping, next: 'RunSteps', catchTo: 'RecordOutcome' }),
       RunSteps: task(partition, { functionName: functions.runSteps, timeoutSeconds: RUN_STEPS_TIMEOUT_SECONDS, next: 'Continue?', catchTo: 'SettleAttempt' }),

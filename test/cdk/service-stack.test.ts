@@ -308,6 +308,39 @@ describe('ServiceStack', () => {
       }
     });
 
+    it('hands executions that end unsettled to the settle function, with retries and a dead-letter queue', () => {
+      const rules = Object.values(template.findResources('AWS::Events::Rule'));
+      expect(rules).toHaveLength(1);
+      const rule = rules[0]!.Properties;
+      expect(rule.EventPattern).toEqual({
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: { stateMachineArn: [{ Ref: stateMachineOf(template).id }], status: ['FAILED', 'TIMED_OUT', 'ABORTED'] },
+      });
+      const settle = functionBy(template, 'Settles an invocation its execution left running');
+      expect(rule.Targets).toEqual([
+        expect.objectContaining({
+          Arn: { 'Fn::GetAtt': [settle.id, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86_400 },
+          DeadLetterConfig: { Arn: expect.objectContaining({ 'Fn::GetAtt': [expect.stringMatching(/SettleExecutionDeadLetters/), 'Arn'] }) },
+        }),
+      ]);
+      // Only the table: no bucket, secrets, state machine or other function.
+      const actions = actionsOf(statementsOfRole(template, settle.properties.Role));
+      expect(actions).toContain('dynamodb:UpdateItem');
+      expect(actions.filter((action) => /^(s3|secretsmanager|states|lambda|sqs):/.test(action))).toEqual([]);
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Action: 'lambda:InvokeFunction',
+        Principal: 'events.amazonaws.com',
+        FunctionName: { 'Fn::GetAtt': [settle.id, 'Arn'] },
+      });
+    });
+
+    it('times the whole execution out only past its longest allowed run', () => {
+      // 3 attempts of 200 steps of up to 16 calls silent for 900 s each, plus a slice each.
+      expect((definitionOf(template) as { TimeoutSeconds?: number }).TimeoutSeconds).toBe(3 * (200 * 16 * 900 + 900));
+    });
+
     it('may invoke exactly its four task functions (and their versions)', () => {
       const statements = statementsOfRole(template, stateMachineOf(template).properties.RoleArn);
       const invoke = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('lambda:')));

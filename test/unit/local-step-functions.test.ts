@@ -31,9 +31,11 @@ const FUNCTIONS: WorkflowFunctions = {
   settleAttempt: 'workflow-settle-attempt',
   recordOutcome: 'workflow-record-outcome',
 };
+const SETTINGS = { attemptTimeoutSeconds: 30, maxAttempts: 3 };
+
 /** The invocation state machine with RunSteps' TimeoutSeconds (the slice's backstop) set to `seconds`. */
 function withRunStepsTimeout(seconds: number) {
-  const definition = invocationStateMachine(FUNCTIONS, 1);
+  const definition = invocationStateMachine(FUNCTIONS, SETTINGS);
   return { ...definition, States: { ...definition.States, RunSteps: { ...definition.States.RunSteps, TimeoutSeconds: seconds } } };
 }
 
@@ -42,9 +44,9 @@ const MACHINES = [
   { name: 'fast', definition: withRunStepsTimeout(1) },
   { name: 'slow', definition: withRunStepsTimeout(30) },
   { name: 'listed', definition: withRunStepsTimeout(30) },
-  { name: 'missing', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-absent' }, 30) },
+  { name: 'missing', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-absent' }, SETTINGS) },
   // A module without a handler export.
-  { name: 'no-handler', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-journal' }, 30) },
+  { name: 'no-handler', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-journal' }, SETTINGS) },
 ];
 
 interface Service {
@@ -57,7 +59,7 @@ interface Service {
 let root: string;
 
 async function startService(options: Partial<StepFunctionsOptions> = {}): Promise<Service> {
-  const stepFunctions = await createStepFunctions({ file: null, stateMachines: MACHINES, functionsDir: FIXTURES, ...options });
+  const stepFunctions = await createStepFunctions({ file: null, stateMachines: MACHINES, functionsDir: FIXTURES, eventTarget: 'workflow-execution-ended', ...options });
   const server = await startAwsJsonServer({ AWSStepFunctions: stepFunctions });
   const client = new SFNClient({ endpoint: server.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   return {
@@ -249,7 +251,10 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const execution = await run(client, 'slow', input);
 
     expect(execution).toMatchObject({ status: 'FAILED', error: 'States.DataLimitExceeded' });
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps']);
+    // The failure escaped every Catch: its status change goes to the event target, as EventBridge would send it.
+    const ended = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'execution-ended'));
+    expect(ended.event.error).toEqual({ Error: 'States.DataLimitExceeded', Cause: 'Step Functions Execution Status Change: FAILED' });
+    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'execution-ended']);
   });
 
   it('StopExecution aborts the execution and kills the process of its task', async () => {
@@ -264,9 +269,11 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const execution = await client.send(new DescribeExecutionCommand({ executionArn }));
     expect(execution).toMatchObject({ status: 'ABORTED', error: 'SessionDeleted', cause: 'deleted', stopDate: stopped.stopDate });
     await waitUntilGone(pid);
+    const ended = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'execution-ended'));
+    expect(ended.event.error).toEqual({ Error: 'SessionDeleted', Cause: 'Step Functions Execution Status Change: ABORTED' });
     // Nothing after the aborted task runs: no SettleAttempt for the killed process.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps']);
+    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'execution-ended']);
   });
 
   it('StartExecution is idempotent for the same name and input while the execution runs', async () => {
