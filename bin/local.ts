@@ -57,6 +57,7 @@ try {
   const cloud = await starting;
   if (signals === 0) {
     const where = memory ? 'in memory, nothing kept' : `data in ${dataDirText.endsWith('/') ? dataDirText : `${dataDirText}/`}`;
+    for (const warning of cloud.warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(`Agent Session Service listening on ${cloud.baseUrl} (${where})\n`);
   }
 } catch (error) {

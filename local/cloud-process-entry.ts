@@ -28,8 +28,8 @@ function report(message: CloudProcessMessage): Promise<void> {
 
 starting = startLocalCloud(options);
 try {
-  const { baseUrl, env, dataDir, emulators } = await starting;
-  await report({ started: { baseUrl, env, dataDir, emulators } });
+  const { baseUrl, env, dataDir, emulators, warnings } = await starting;
+  await report({ started: { baseUrl, env, dataDir, emulators, warnings } });
 } catch (error) {
   await report({ failed: error instanceof Error ? error.message : String(error) });
   process.exit(1);

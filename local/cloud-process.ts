@@ -15,7 +15,7 @@ export interface CloudProcessOptions extends LocalCloudOptions {
 }
 
 /** What the child reports over IPC once it has started, or failed to. */
-export type CloudProcessMessage = { started: Pick<LocalCloud, 'baseUrl' | 'env' | 'dataDir' | 'emulators'> } | { failed: string };
+export type CloudProcessMessage = { started: Pick<LocalCloud, 'baseUrl' | 'env' | 'dataDir' | 'emulators' | 'warnings'> } | { failed: string };
 
 export interface CloudProcess extends LocalCloud {
   /** Kills the service process outright, as a crash would; its children must follow on their own. */

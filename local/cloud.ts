@@ -8,7 +8,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
@@ -19,6 +21,7 @@ import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
 import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
 import { bundlesOf, LOCAL_FUNCTIONS, RUNNER } from './bundles';
+import { bwrapUsable } from './bwrap';
 import { startLambda, type LambdaEndpoint, type LocalFunction } from './lambda';
 import { awsJsonService, startCountingProxy, type RequestCounts } from './request-counter';
 import { startS3 } from './s3';
@@ -51,6 +54,8 @@ export interface LocalCloud {
   dataDir: string | null;
   /** Where the emulators themselves answer (the service may be pointed at counting proxies in front of them). */
   emulators: { dynamodb: string; s3: string };
+  /** One line each: what runs with less than it should here (e.g. no bubblewrap), for `npm start` to print. */
+  warnings: string[];
   /** Stops everything and flushes state; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -188,10 +193,20 @@ function invocationMachine(env: Record<string, string>) {
 // starting side by side find their first tasks warm; the failure path may start cold.
 const WARM_TASKS = { [LOCAL_FUNCTIONS.startAttempt.name]: 2, [LOCAL_FUNCTIONS.runSteps.name]: 2 };
 
-/** The functions the service invokes itself (through the local Lambda endpoint). */
+/** The functions the service invokes itself (through the local Lambda endpoint): the terminal tool's sandbox, when it is on. */
 function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {
+  if (!env.SANDBOX_FUNCTION_NAME) return [];
   const module = bundles.get(LOCAL_FUNCTIONS.sandbox.name)!;
-  return [{ name: env.SANDBOX_FUNCTION_NAME!, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS }];
+  return [{ name: env.SANDBOX_FUNCTION_NAME, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS }];
+}
+
+const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+
+/** What terminal commands must not see: the checkout, the data, and the developer's home (unless Node itself lives there). */
+function hiddenFromCommands(dataDir: string | null): string[] {
+  const home = homedir();
+  const candidates = [PROJECT_ROOT, ...(dataDir ? [dataDir] : []), ...(home && home !== '/' ? [home] : [])];
+  return candidates.filter((dir) => !process.execPath.startsWith(`${dir}/`));
 }
 
 function valueOf<T>(result: PromiseSettledResult<T>): T {
@@ -237,6 +252,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     baseUrl = baseUrlFor(host, gateway.address.port);
     const env = staticEnv(`${baseUrl}/local`, options.env ?? {});
     applyEnv(env);
+    const warnings: string[] = [];
+    // Terminal commands run only inside bubblewrap; without it the tool is off and says why.
+    const bwrap = bwrapUsable();
+    if (!bwrap.usable) {
+      delete env.SANDBOX_FUNCTION_NAME;
+      delete process.env.SANDBOX_FUNCTION_NAME;
+      warnings.push(`the terminal tool is off: ${bwrap.reason} (apt-get install -y bubblewrap)`);
+    }
     const stateMachines = [invocationMachine(env)];
     // The functions' bundles, as CDK deploys them: from the cache, or built while the emulators start.
     const bundles = bundlesOf([...Object.values(LOCAL_FUNCTIONS), RUNNER]);
@@ -247,7 +270,11 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       await lambda?.stop();
     });
     const lambdaStarted = bundles.then(async (built) => {
-      lambda = await startLambda({ functions: invokedFunctions(env, built), runner: built.get(RUNNER.name)! });
+      lambda = await startLambda({
+        functions: invokedFunctions(env, built),
+        runner: built.get(RUNNER.name)!,
+        isolation: { hidden: hiddenFromCommands(dataDir) },
+      });
       return lambda;
     });
 
@@ -337,7 +364,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     stepFunctions!.activate();
 
     let stopping: Promise<void> | undefined;
-    return { baseUrl, env, dataDir, emulators: { dynamodb: dynamodb.endpoint, s3: s3.endpoint }, stop: () => (stopping ??= stopAll()) };
+    return { baseUrl, env, dataDir, emulators: { dynamodb: dynamodb.endpoint, s3: s3.endpoint }, warnings, stop: () => (stopping ??= stopAll()) };
   } catch (error) {
     abandon(error as Error);
     await stopAll();

@@ -47,6 +47,8 @@ export interface SandboxPoolOptions {
   runner?: string;
   /** The environment of every sandbox; default this process's, as it is at each spawn. */
   env?: NodeJS.ProcessEnv;
+  /** Runs each sandbox through a wrapper (bubblewrap, `local/bwrap.ts`): the command and arguments to spawn instead. */
+  wrap?: (command: string, args: string[]) => { command: string; args: string[] };
   /**
    * Gives every sandbox a temporary directory of its own below this one (its TMPDIR,
    * removed when it ends), as each Lambda execution environment has its own /tmp.
@@ -78,10 +80,12 @@ export class Sandbox {
   idleTimer?: NodeJS.Timeout;
 
   constructor(onEnd: (sandbox: Sandbox) => void, options: SandboxPoolOptions) {
-    const { env, tmpRoot, runner } = options;
+    const { env, tmpRoot, runner, wrap } = options;
     const tmp = tmpRoot === undefined ? undefined : mkdtempSync(join(tmpRoot, 'env-'));
+    const args = runner ? [runner] : typeScriptEntry(TYPESCRIPT_RUNNER);
+    const spawned = wrap ? wrap(process.execPath, args) : { command: process.execPath, args };
     // Output goes where the cloud's goes, as the service's logs; 'ipc' carries invocations.
-    this.child = spawnChild(process.execPath, runner ? [runner] : typeScriptEntry(TYPESCRIPT_RUNNER), {
+    this.child = spawnChild(spawned.command, spawned.args, {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       ...(env || tmp ? { env: { ...(env ?? process.env), ...(tmp ? { TMPDIR: tmp } : {}) } } : {}),
     });

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LOCAL_ACCOUNT_ID, LOCAL_REGION } from './account';
+import { isolatedCommand } from './bwrap';
 import { createSandboxPool, FunctionError, functionArn } from './lambda-sandboxes';
 
 /** A function the endpoint serves. */
@@ -36,6 +37,11 @@ export interface LambdaOptions {
   tmpDir?: string;
   /** The bundled runner of the execution environments (see `SandboxPoolOptions.runner`); default the TypeScript one. */
   runner?: string;
+  /**
+   * Runs every execution environment in bubblewrap (`local/bwrap.ts`), these directories
+   * hidden from it: its own `/tmp`, an unprivileged user, the system read-only.
+   */
+  isolation?: { hidden: readonly string[] };
 }
 
 export interface LambdaEndpoint {
@@ -105,7 +111,19 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
   const tmpDir = options.tmpDir ?? join(tmpdir(), 'agent-sessions-lambda');
   await mkdir(tmpDir, { recursive: true, mode: 0o700 });
   const env = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
-  const pool = createSandboxPool({ env, tmpRoot: tmpDir, ...(options.runner ? { runner: options.runner } : {}) });
+  const runner = options.runner ? { runner: options.runner } : {};
+  const isolation = options.isolation;
+  const pool = createSandboxPool(
+    isolation
+      ? {
+          env,
+          ...runner,
+          // Each environment has a /tmp of its own inside bubblewrap; it sees only the files it starts from.
+          wrap: (command, args) =>
+            isolatedCommand(command, args, { hidden: isolation.hidden, exposed: [...args.filter((arg) => arg.startsWith('/')), ...[...functions.values()].map((fn) => fn.module)] }),
+        }
+      : { env, tmpRoot: tmpDir, ...runner },
+  );
 
   async function invoke(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0]!;

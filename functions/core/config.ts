@@ -98,9 +98,9 @@ export const config = {
   get waitSliceSeconds(): number | undefined {
     return process.env.WAIT_SLICE_SECONDS ? positiveInteger('WAIT_SLICE_SECONDS', 25) : undefined;
   },
-  /** The sandbox function the terminal tool runs commands in. */
-  get sandboxFunctionName() {
-    return required('SANDBOX_FUNCTION_NAME');
+  /** The sandbox function the terminal tool runs commands in; unset where the deployment offers no terminal tool. */
+  get sandboxFunctionName(): string | undefined {
+    return process.env.SANDBOX_FUNCTION_NAME || undefined;
   },
   /** Models `GET /models` offers. */
   get modelCatalogue(): CatalogueModel[] {

@@ -40,8 +40,10 @@ export function sessionView(session: Session) {
 export function assertRunnable(agent: AgentConfig): void {
   const missing = [
     !isProviderAvailable(agent.model.provider.name) && `model provider ${agent.model.provider.name}`,
+    // Locally the tool needs bubblewrap; `npm start` says so when it is missing.
+    agent.tools?.terminal && !config.sandboxFunctionName && 'the terminal tool',
   ].filter(Boolean);
-  if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')} yet`);
+  if (missing.length) throw new InvalidInputError(`this deployment does not offer ${missing.join(', ')}`);
   checkOutputFormat(agent.output_format);
   const { name, provider } = agent.model;
   // The service's role may invoke exactly the catalogue's Bedrock models, nothing else.

@@ -45,6 +45,37 @@ async function runWithTerminal(
 }
 
 describe('the terminal tool', () => {
+  it('runs commands in bubblewrap: unprivileged, a read-only system, its own /tmp, no sight of the checkout or the data', async () => {
+    const checkout = process.cwd();
+    model.enqueue(
+      toolCall('terminal', {
+        command: [
+          'echo "uid=$(id -u)"',
+          `ls -A ${checkout} | wc -l | sed 's/^/checkout-entries=/'`,
+          `test -e ${checkout}/package.json && echo package-visible || echo package-hidden`,
+          'touch /usr/intruder 2>/dev/null && echo usr-writable || echo usr-read-only',
+          'echo probe > own.txt && echo workspace-writable',
+          'ls -A /tmp | grep -v workspaces | wc -l | sed "s/^/tmp-others=/"',
+        ].join('; '),
+      }),
+      answer('Looked around'),
+    );
+
+    const { res, toolResults } = await runWithTerminal({}, 'terminal-isolated');
+
+    expect(res.status).toBe(200);
+    const output = toolResults[0]!;
+    expect(output).toContain('uid=65534');
+    expect(output).toContain('checkout-entries=');
+    expect(output).toContain('package-hidden');
+    expect(output).toContain('usr-read-only');
+    expect(output).toContain('workspace-writable');
+    expect(output).toContain('tmp-others=0');
+    // Only the files the environment starts from are shown, never the project's sources or data.
+    const listed = Number(/checkout-entries=(\d+)/.exec(output)![1]);
+    expect(listed).toBeLessThanOrEqual(1);
+  });
+
   it('runs commands in a workspace that keeps its files, with no credential in the environment', async () => {
     model.enqueue(
       toolCall('terminal', { command: 'echo hi > f.txt' }),

@@ -30,10 +30,13 @@ export function workspaceOf(organizationId: string, invocationKey: string): stri
 export async function terminalTools(agent: AgentConfig, context: ToolboxContext): Promise<ToolSet | undefined> {
   const options = agent.tools?.terminal;
   if (!options) return undefined;
+  // Acceptance refuses a configuration asking for the tool where there is none (assertRunnable).
+  const functionName = config.sandboxFunctionName;
+  if (!functionName) throw new Error('this deployment does not offer the terminal tool');
   return {
     tools: [
       terminalTool({
-        functionName: config.sandboxFunctionName,
+        functionName,
         workspace: workspaceOf(context.organizationId, context.invocation.invocation_key),
         timeoutSeconds: options.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
       }),
