@@ -22,6 +22,7 @@ import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
 import { bundlesOf, LOCAL_FUNCTIONS, RUNNER } from './bundles';
 import { bwrapUsable } from './bwrap';
+import { listeningSockets } from './listening-sockets';
 import { startLambda, type LambdaEndpoint, type LocalFunction } from './lambda';
 import { awsJsonService, startCountingProxy, type RequestCounts } from './request-counter';
 import { startS3 } from './s3';
@@ -168,6 +169,10 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
   };
 }
 
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host.startsWith('127.') || host === '::1';
+}
+
 /** A whole-number setting within its allowed range; the local cloud refuses to start otherwise. */
 function integerSetting(env: Record<string, string>, name: string, min: number, max: number): number {
   const value = Number(env[name]);
@@ -259,6 +264,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       delete env.SANDBOX_FUNCTION_NAME;
       delete process.env.SANDBOX_FUNCTION_NAME;
       warnings.push(`the terminal tool is off: ${bwrap.reason} (apt-get install -y bubblewrap)`);
+      warnings.push(`DynamoDB Local is reachable from the network (it listens on every interface; ${bwrap.reason}): anyone who can reach this machine can read and write its tables`);
     }
     const stateMachines = [invocationMachine(env)];
     // The functions' bundles, as CDK deploys them: from the cache, or built while the emulators start.
@@ -297,7 +303,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     ]);
 
     const [dynamodbResult, s3Result, awsJsonResult, signInResult, lambdaResult] = await Promise.allSettled([
-      startDynamoDb({ dataDir }).then(async (started) => {
+      startDynamoDb({ dataDir, contain: bwrap.usable }).then(async (started) => {
         const client = localDynamoDbClient(started.endpoint);
         try {
           await ensureTable(client, env.TABLE_NAME!, tableSchema);
@@ -359,6 +365,14 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       options.env,
     );
     applyEnv(env);
+    // Nothing of the cloud listens beyond loopback, but where the developer asked (HOST) or
+    // was warned (DynamoDB Local without containment).
+    const allowed = new Set([...(isLoopbackHost(host) ? [] : [gateway.address.port]), ...(bwrap.usable ? [] : [Number(new URL(dynamodb.endpoint).port)])]);
+    const exposed = listeningSockets().filter((socket) => !socket.loopbackOnly && !allowed.has(socket.port));
+    if (exposed.length) {
+      const [first] = exposed;
+      throw new LocalCloudError(`${first!.command} (pid ${first!.pid}) listens on ${first!.address}:${first!.port}, beyond loopback; refusing to start`);
+    }
     release();
     // Only now: interrupted executions' tasks need the whole cloud, and start-up must not wait for them.
     stepFunctions!.activate();

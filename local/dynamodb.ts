@@ -4,7 +4,9 @@
  * the service table created from the declared schema.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +24,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { COMMAND_NOT_FOUND, freePort, lastLine, spawnChild, type ManagedChild } from './child-process';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
+import { withoutNetwork } from './bwrap';
 import { LocalCloudError } from './errors';
 
 /** The physical table shape, as `functions/data/table.ts` declares it. */
@@ -37,6 +40,8 @@ export interface DynamoDbOptions {
   dataDir: string | null;
   /** How long to wait for the first answer. */
   startTimeoutMs?: number;
+  /** Run the jar in a network namespace of its own (needs bubblewrap, `local/bwrap.ts`). */
+  contain?: boolean;
 }
 
 export interface DynamoDbLocal {
@@ -63,27 +68,93 @@ function javaCommand(): string {
   return fromHome && existsSync(fromHome) ? fromHome : 'java';
 }
 
-function launch(jarDir: string, port: number, dbPath: string | null): ManagedChild {
+function javaArgs(jarDir: string, port: number, dbPath: string | null): string[] {
   const storage = dbPath ? ['-dbPath', dbPath] : ['-inMemory'];
-  return spawnChild(
-    javaCommand(),
-    [
-      // C1 only and the serial collector: about 0.7 s faster to start, ample for tests.
-      '-XX:TieredStopAtLevel=1',
-      '-XX:+UseSerialGC',
-      `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
-      '-jar',
-      join(jarDir, 'DynamoDBLocal.jar'),
-      ...storage,
-      // One database whatever the credentials and region of the caller, so a developer's
-      // own CLI or SDK sees the same tables as the service.
-      '-sharedDb',
-      '-port',
-      String(port),
-      '-disableTelemetry',
-    ],
-    { guard: true },
+  return [
+    // C1 only and the serial collector: about 0.7 s faster to start, ample for tests.
+    '-XX:TieredStopAtLevel=1',
+    '-XX:+UseSerialGC',
+    `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
+    '-jar',
+    join(jarDir, 'DynamoDBLocal.jar'),
+    ...storage,
+    // One database whatever the credentials and region of the caller, so a developer's
+    // own CLI or SDK sees the same tables as the service.
+    '-sharedDb',
+    '-port',
+    String(port),
+    '-disableTelemetry',
+  ];
+}
+
+function launch(jarDir: string, port: number, dbPath: string | null): ManagedChild {
+  return spawnChild(javaCommand(), javaArgs(jarDir, port, dbPath), { guard: true });
+}
+
+// Inside the namespace: a Unix socket in front of the jar's port, for the outer forwarder.
+const INNER_FORWARDER = `
+const net = require('node:net');
+const [socket, port] = process.argv.slice(1);
+require('node:fs').rmSync(socket, { force: true });
+net.createServer((client) => {
+  const jar = net.connect(Number(port), '127.0.0.1');
+  const close = () => { client.destroy(); jar.destroy(); };
+  for (const end of [client, jar]) { end.setNoDelay(true); end.on('error', close); end.on('close', close); }
+  client.pipe(jar).pipe(client);
+}).listen(socket);
+`;
+// The jar's port inside its own network namespace: nothing else listens there.
+const CONTAINED_PORT = 8000;
+
+/**
+ * The jar in a network namespace of its own (bubblewrap), where it can listen only on that
+ * namespace's loopback, with a forwarder to a Unix socket in `socketDir`; the JVM is the
+ * namespace's main process, so the namespace ends with it.
+ */
+function launchContained(jarDir: string, dbPath: string | null, socketDir: string): ManagedChild {
+  // $0: node, $1: the forwarder, $2: its socket, $3: the port, $4: java, then java's arguments.
+  const shell = 'node="$0"; "$node" -e "$1" "$2" "$3" & java_command="$4"; shift 4; exec "$java_command" "$@"';
+  const contained = withoutNetwork(
+    '/bin/sh',
+    ['-c', shell, process.execPath, INNER_FORWARDER, join(socketDir, SOCKET), String(CONTAINED_PORT), javaCommand(), ...javaArgs(jarDir, CONTAINED_PORT, dbPath)],
+    [socketDir, ...(dbPath ? [dbPath] : [])],
   );
+  return spawnChild(contained.command, contained.args, { guard: true });
+}
+
+const SOCKET = 'dynamodb.sock';
+
+/** A TCP port on 127.0.0.1 whose connections are piped to the Unix socket. */
+async function startForwarder(socketPath: string): Promise<{ port: number; close(): Promise<void> }> {
+  const connections = new Set<Socket>();
+  const server = createServer((client) => {
+    const jar = connect(socketPath);
+    const close = () => {
+      client.destroy();
+      jar.destroy();
+    };
+    for (const end of [client, jar]) {
+      connections.add(end);
+      end.setNoDelay?.(true);
+      end.on('error', close);
+      end.on('close', () => {
+        connections.delete(end);
+        close();
+      });
+    }
+    client.pipe(jar).pipe(client);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const connection of connections) connection.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 function startFailure(child: ManagedChild, exit: { code: number | null; error?: NodeJS.ErrnoException }): LocalCloudError {
@@ -125,14 +196,16 @@ async function waitUntilAnswering(child: ManagedChild, endpoint: string, deadlin
 }
 
 /**
- * Starts DynamoDB Local on a free port and resolves once it answers. It listens on every
- * interface: the jar has no option to bind to loopback only.
+ * Starts DynamoDB Local and resolves once it answers. With `contain`, the jar runs in a
+ * network namespace of its own (it listens on every interface and has no option to bind to
+ * loopback only), reached through forwarders on 127.0.0.1; otherwise on a free port of its own.
  */
 export async function startDynamoDb(options: DynamoDbOptions): Promise<DynamoDbLocal> {
   const jarDir = jarDirectory();
   const dbPath = options.dataDir ? join(options.dataDir, 'dynamodb') : null;
   if (dbPath) await mkdir(dbPath, { recursive: true });
   const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+  if (options.contain) return startContained(jarDir, dbPath, deadline);
 
   // The free port is only free when we asked; if the jar loses the race, ask again.
   for (let attempt = 1; ; attempt++) {
@@ -149,6 +222,30 @@ export async function startDynamoDb(options: DynamoDbOptions): Promise<DynamoDbL
       await child.stop(1000);
       throw error;
     }
+  }
+}
+
+async function startContained(jarDir: string, dbPath: string | null, deadline: number): Promise<DynamoDbLocal> {
+  // Private to this user: whoever can open the socket can read every table.
+  const socketDir = await mkdtemp(join(tmpdir(), 'agent-sessions-dynamodb-'));
+  await chmod(socketDir, 0o700);
+  const child = launchContained(jarDir, dbPath, socketDir);
+  const forwarder = await startForwarder(join(socketDir, SOCKET));
+  const endpoint = `http://127.0.0.1:${forwarder.port}`;
+  const stop = async () => {
+    await forwarder.close();
+    await child.stop();
+    await rm(socketDir, { recursive: true, force: true });
+  };
+  try {
+    // Inside its namespace the port is always free: anything but 'up' is a failure.
+    if ((await waitUntilAnswering(child, endpoint, deadline)) !== 'up') throw startFailure(child, await child.exited);
+    return { endpoint, stop };
+  } catch (error) {
+    await forwarder.close();
+    await child.stop(1000);
+    await rm(socketDir, { recursive: true, force: true });
+    throw error;
   }
 }
 
