@@ -14,3 +14,14 @@ export function newId(prefix: string): string {
 export function sha256(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
+
+let lastEventTime = 0;
+
+/**
+ * The time of an event this process records, strictly after the last one it recorded:
+ * audit events sort by time, so two recorded within one millisecond keep their order.
+ */
+export function eventTime(): string {
+  lastEventTime = Math.max(Date.now(), lastEventTime + 1);
+  return new Date(lastEventTime).toISOString();
+}

@@ -10,6 +10,7 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { config } from '#core/config';
 import { InvocationEndedError } from '#core/errors';
+import { eventTime } from '#core/ids';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
 import { auditItem, deletePartition, type InvocationFacts } from './invocations';
 import { keys } from './keys';
@@ -81,7 +82,7 @@ type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactIte
  */
 export async function writeMemories(input: WriteInput): Promise<{ memories: Memory[] } | WriteRefusal> {
   const { organizationId, group, invocation } = input;
-  const createdAt = new Date().toISOString();
+  const createdAt = eventTime();
   const memories: Memory[] = input.writes.map((write) => ({
     id: newMemoryId(),
     content: write.content,

@@ -13,7 +13,7 @@
  */
 import { config } from '#core/config';
 import { InvocationEndedError } from '#core/errors';
-import { sha256 } from '#core/ids';
+import { eventTime, sha256 } from '#core/ids';
 import { spansExpireAt } from '#core/retention';
 import type { Usage } from './attempts';
 import { progressUpdate, successUpdate } from './attempts';
@@ -75,9 +75,6 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
   let held: TransactItem[] = [];
   let heldPayloads: Promise<void>[] = [];
   let heldProgress: { attempt: number; steps: number; usage: Usage } | undefined;
-  // Audit events sort by time: those written together still get times in the order they happened.
-  let lastTime = 0;
-  const now = () => new Date((lastTime = Math.max(Date.now(), lastTime + 1))).toISOString();
 
   /** Stores a payload (started now) and returns what describes it on the span item. */
   function storePayload(spanId: string, part: 'input' | 'output', value: unknown) {
@@ -130,7 +127,7 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
               parent_id: span.parent_id,
               attempt,
               status: 'RUNNING',
-              started_at: now(),
+              started_at: eventTime(),
               usage: null,
               input_bytes: input.bytes,
               input_sha256: input.sha256,
@@ -148,7 +145,7 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
       if (!span) throw new Error(`span ${spanId} was not started by this recorder`);
       started.delete(spanId);
       const output = storePayload(spanId, 'output', outcome.output);
-      const endedAt = now();
+      const endedAt = eventTime();
       const event = span.type === 'tool_call'
         ? { type: 'tool_result' as const, payload: { span_id: spanId, tool: span.name, status: outcome.status } }
         : { type: 'llm_call' as const, payload: { span_id: spanId, model: span.name, status: outcome.status, usage: outcome.usage } };
@@ -185,7 +182,7 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
      */
     async succeed(success: AttemptSuccess): Promise<void> {
       heldProgress = undefined;
-      const endedAt = now();
+      const endedAt = eventTime();
       const [invocationUpdate, ...outcome] = outcomeItems({
         organizationId,
         invocation,

@@ -30,6 +30,7 @@ async function invoke(organizationId: string, seed: Seed): Promise<void> {
     ...(seed.revision ? { agent_revision: seed.revision } : {}),
     body_sha256: sha256(seed.key),
     started_at: new Date(Date.now() - seed.ago).toISOString(),
+    user_cursor: (seen?.message_count ?? 0) + 1,
   } as Invocation;
   if (!seed.name) {
     // Acceptance always records a name now: an older invocation without one is written as stored.
