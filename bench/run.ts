@@ -5,6 +5,7 @@
 import { startLocalCloud } from '#local/cloud';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
+import { benchParallel } from './parallel';
 import { benchRequests } from './requests';
 import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
@@ -20,5 +21,7 @@ try {
 } finally {
   await cloud.stop();
 }
-// On a cloud of its own: the counting proxies would add to the latencies above.
+// On clouds of their own: the counting proxies would add to the latencies above, and the
+// cold pool must be cold.
 await benchRequests();
+await benchParallel();

@@ -112,6 +112,8 @@ interface RegisteredMachine {
   machine: StateMachine;
   /** The lambda:invoke Task states, with their TimeoutSeconds in milliseconds. */
   tasks: { state: string; timeoutMs: number }[];
+  /** The execution's TimeoutSeconds in milliseconds, kept here (see `register`). */
+  timeoutMs?: number;
 }
 
 /** An execution being run by this process. */
@@ -180,13 +182,38 @@ function register(entry: StateMachineEntry): RegisteredMachine {
     if (definitionOfState.TimeoutSecondsPath !== undefined) throw refuse(`state ${state}: TimeoutSecondsPath is not supported locally`);
     tasks.push({ state, timeoutMs: (definitionOfState.TimeoutSeconds ?? DEFAULT_TASK_TIMEOUT_SECONDS) * 1000 });
   }
+  // The interpreter times an execution with one setTimeout, which Node caps at about 24.8
+  // days (a longer one fires at once); the execution timeout is kept here instead.
+  const { TimeoutSeconds: executionTimeout, ...interpreted } = definition;
   let machine: StateMachine;
   try {
-    machine = new StateMachine(definition);
+    machine = new StateMachine(interpreted as StateMachineDefinition);
   } catch (error) {
     throw refuse((error as Error).message);
   }
-  return { arn: stateMachineArn(entry.name), name: entry.name, roleArn: entry.roleArn, machine, tasks };
+  return {
+    arn: stateMachineArn(entry.name),
+    name: entry.name,
+    roleArn: entry.roleArn,
+    machine,
+    tasks,
+    ...(executionTimeout !== undefined ? { timeoutMs: executionTimeout * 1000 } : {}),
+  };
+}
+
+// Node's timers hold at most 2^31 - 1 ms.
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A timer for any delay, however long (re-armed in steps Node can hold), not keeping the process alive. */
+function longTimeout(callback: () => void, delayMs: number): { clear(): void } {
+  let timer: NodeJS.Timeout;
+  const deadline = Date.now() + Math.max(0, delayMs);
+  const arm = () => {
+    const left = deadline - Date.now();
+    timer = setTimeout(left > MAX_TIMER_MS ? arm : callback, Math.min(Math.max(0, left), MAX_TIMER_MS)).unref();
+  };
+  arm();
+  return { clear: () => clearTimeout(timer) };
 }
 
 function requiredString(input: Record<string, unknown>, field: string): string {
@@ -422,10 +449,16 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
     });
     started.abort = execution.abort;
     runs.set(record.executionArn, started);
+    // Counted from the execution's start: one resumed after a restart keeps its deadline.
+    const timeout = registered.timeoutMs === undefined ? undefined : longTimeout(() => {
+      // As on AWS, a TIMED_OUT execution has no error and cause of its own.
+      end(started, { status: 'TIMED_OUT' });
+      execution.abort();
+    }, record.startDate + registered.timeoutMs - Date.now());
     execution.result.then(
       (output) => end(started, { status: 'SUCCEEDED', output: JSON.stringify(output) }),
       (error: unknown) => end(started, outcomeOf(error)),
-    );
+    ).finally(() => timeout?.clear());
   }
 
   function findExecution(input: Record<string, unknown>): ExecutionRecord {

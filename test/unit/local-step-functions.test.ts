@@ -44,6 +44,9 @@ const MACHINES = [
   { name: 'fast', definition: withRunStepsTimeout(1) },
   { name: 'slow', definition: withRunStepsTimeout(30) },
   { name: 'listed', definition: withRunStepsTimeout(30) },
+  // Whole executions timing out after 1 s, and after 100 days (longer than a Node timer holds).
+  { name: 'short-lived', definition: { ...withRunStepsTimeout(30), TimeoutSeconds: 1 } },
+  { name: 'long-lived', definition: { ...withRunStepsTimeout(30), TimeoutSeconds: 100 * 86_400 } },
   { name: 'missing', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-absent' }, SETTINGS) },
   // A module without a handler export.
   { name: 'no-handler', definition: invocationStateMachine({ ...FUNCTIONS, runSteps: 'workflow-journal' }, SETTINGS) },
@@ -255,6 +258,25 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const ended = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'execution-ended'));
     expect(ended.event.error).toEqual({ Error: 'States.DataLimitExceeded', Cause: 'Step Functions Execution Status Change: FAILED' });
     expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'execution-ended']);
+  });
+
+  it('times out a whole execution past its TimeoutSeconds, and hands the status change on', async () => {
+    const input = await inputFor('hang');
+
+    const execution = await run(client, 'short-lived', input);
+
+    expect(execution).toMatchObject({ status: 'TIMED_OUT' });
+    expect(execution.error).toBeUndefined();
+    const ended = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'execution-ended'));
+    expect(ended.event.error).toEqual({ Error: '', Cause: 'Step Functions Execution Status Change: TIMED_OUT' });
+  });
+
+  it('runs an execution whose timeout is longer than a Node timer can hold', async () => {
+    const input = await inputFor('done');
+
+    const execution = await run(client, 'long-lived', input);
+
+    expect(execution.status).toBe('SUCCEEDED');
   });
 
   it('StopExecution aborts the execution and kills the process of its task', async () => {
