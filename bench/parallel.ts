@@ -10,7 +10,7 @@ const SESSIONS = 8;
 const MODEL_MS = 2_000;
 
 /** Prints wall times of one run alone and of eight at once, cold and warm. */
-export async function benchParallel(): Promise<void> {
+async function benchParallel(): Promise<void> {
   const cloud = await startLocalCloud({ port: 0, dataDir: null });
   const model = await startFakeOpenAI();
   try {
@@ -47,3 +47,6 @@ export async function benchParallel(): Promise<void> {
     await cloud.stop();
   }
 }
+
+process.env.LOG_LEVEL ??= 'error';
+await benchParallel();

@@ -16,8 +16,8 @@ import { answer, startFakeOpenAI, toolCall } from '../test/fakes/openai-server';
 const RUNS = Number(process.env.BENCH_REQUEST_RUNS ?? 5);
 const SERVICES = ['dynamodb', 's3', 'stepfunctions', 'secretsmanager', 'lambda'];
 
-/** Starts a cloud of its own (the proxies would slow the latency benchmarks) and prints requests per invocation. */
-export async function benchRequests(): Promise<void> {
+/** Starts a cloud of its own (the proxies would slow the latency benchmarks) and prints requests per invocation. Run by run.ts in a process of its own. */
+async function benchRequests(): Promise<void> {
   const counts: RequestCounts = {};
   const cloud = await startLocalCloud({ port: 0, dataDir: null, countRequests: counts });
   const model = await startFakeOpenAI();
@@ -68,3 +68,6 @@ export async function benchRequests(): Promise<void> {
     await cloud.stop();
   }
 }
+
+process.env.LOG_LEVEL ??= 'error';
+await benchRequests();

@@ -2,11 +2,10 @@
  * `npm run bench`: starts the local cloud in memory and runs every benchmark against it.
  * Figures vary with the machine; compare ratios, not absolute times.
  */
+import { spawnChild, typeScriptEntry } from '#local/child-process';
 import { startLocalCloud } from '#local/cloud';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
-import { benchParallel } from './parallel';
-import { benchRequests } from './requests';
 import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
 
@@ -21,7 +20,11 @@ try {
 } finally {
   await cloud.stop();
 }
-// On clouds of their own: the counting proxies would add to the latencies above, and the
-// cold pool must be cold.
-await benchRequests();
-await benchParallel();
+// On clouds of their own, each in a process of its own (a process's handler modules keep
+// the endpoints of the first cloud they served): the counting proxies would add to the
+// latencies above, and the cold pool must be cold.
+for (const script of ['requests', 'parallel']) {
+  const child = spawnChild(process.execPath, typeScriptEntry(new URL(`./${script}.ts`, import.meta.url)), { stdio: ['ignore', 'inherit', 'inherit'] });
+  const { code } = await child.exited;
+  if (code !== 0) process.exitCode = 1;
+}
