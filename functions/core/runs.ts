@@ -4,7 +4,7 @@
  */
 import { referencedSecrets, type AgentConfig } from '#contracts/agent';
 import { recordRevision } from '#data/agents';
-import { acceptInvocation, getInvocationAndSession, type Invocation } from '#data/invocations';
+import { acceptInvocation, getInvocation, getInvocationAndSession, type Invocation } from '#data/invocations';
 import { getSecretMetadata } from '#data/secrets';
 import { config } from './config';
 import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from './errors';
@@ -59,7 +59,13 @@ export async function acceptRun(request: RunRequest): Promise<AcceptedRun> {
   for (let round = 0; round < ACCEPT_ROUNDS; round++) {
     const { invocation: earlier, session } = await getInvocationAndSession(organizationId, invocationKey, sessionId);
     if (earlier) return reattach(earlier, request, bodySha256);
-    if (session?.state === 'RUNNING') throw new LockedError(`another invocation is running in session ${sessionId}`);
+    if (session?.state === 'RUNNING') {
+      // The two items are read one by one: the session may show this very key's acceptance
+      // committed after the invocation item was read.
+      const running = session.current_invocation_key === invocationKey ? await getInvocation(organizationId, invocationKey) : undefined;
+      if (running) return reattach(running, request, bodySha256);
+      throw new LockedError(`another invocation is running in session ${sessionId}`);
+    }
     if (!checked) {
       await assertSecretsExist(organizationId, request.agent);
       checked = true;
