@@ -10,7 +10,6 @@
 import { runSteps, startAttempt } from '#functions/agent/loop';
 import { createOpenAIProvider } from '#functions/agent/providers/openai';
 import { createRedactor } from '#functions/agent/secrets';
-import { startNextAttempt } from '#core/attempts';
 import { runAttemptSlice } from '#core/run-attempt';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import { executionInput } from '#data/workflow';
@@ -62,9 +61,8 @@ export async function benchHarness(cloud: LocalCloud): Promise<void> {
       const invocationKey = `harness-${Date.now()}-${run}`;
       const { invocation } = await acceptRun({ organizationId, sessionId: `harness-${run}`, invocationKey, rawBody: '{}', agentName: 'bench', agent, userPrompt: 'go' });
       await recordRunRevision({ organizationId, agentName: 'bench', agent }, invocation);
-      await startNextAttempt(organizationId, invocationKey);
       script(model);
-      const slice = { ...executionInput(organizationId, invocation), attempt: 1, resume: false };
+      const slice = { ...executionInput(organizationId, invocation), after: 0 };
       const gaps = await gapsBetweenCalls(model.origin, () => runAttemptSlice(slice, 600_000));
       if (run > 0) full.push(...gaps); // the first run warms the clients up
     }

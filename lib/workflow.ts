@@ -57,7 +57,7 @@ const MAX_ATTEMPTS_LIMIT = 10;
 
 /**
  * The invocation state machine (`functions/workflow/definition.ts`, the same ASL the local
- * cloud runs), its four task functions, and the rule that settles an execution ending
+ * cloud runs), its three task functions, and the rule that settles an execution ending
  * without its outcome.
  */
 export class Workflow extends Construct {
@@ -79,7 +79,6 @@ export class Workflow extends Construct {
       bindTable(fn, props.table, 'write');
       return fn;
     };
-    const startAttempt = bookkeeping('StartAttempt', 'start-attempt', 'Workflow task: open the next attempt');
     const settleAttempt = bookkeeping('SettleAttempt', 'settle-attempt', 'Workflow task: classify a failed attempt');
     const recordOutcome = bookkeeping('RecordOutcome', 'record-outcome', "Workflow task: record the invocation's outcome");
 
@@ -100,16 +99,15 @@ export class Workflow extends Construct {
     // The terminal tool's commands run there, never in RunSteps itself.
     bindSandbox(runSteps, new SandboxFunction(this, 'Sandbox'));
 
-    const tasks = [startAttempt, runSteps, settleAttempt, recordOutcome];
+    const tasks = [runSteps, settleAttempt, recordOutcome];
     for (const fn of tasks) {
       fn.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
       fn.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
-      // Attempt items (StartAttempt) and span items (RunSteps) expire with the window.
+      // Attempt and span items (RunSteps) expire with the window.
       fn.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
     }
 
     const functions: WorkflowFunctions = {
-      startAttempt: startAttempt.functionArn,
       runSteps: runSteps.functionArn,
       settleAttempt: settleAttempt.functionArn,
       recordOutcome: recordOutcome.functionArn,

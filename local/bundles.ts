@@ -27,7 +27,6 @@ export interface FunctionSource {
 
 /** The functions that run in local Lambda execution environments, as CDK deploys them. */
 export const LOCAL_FUNCTIONS = {
-  startAttempt: { name: 'start-attempt', entry: 'functions/workflow/start-attempt.ts' },
   runSteps: { name: 'run-steps', entry: 'functions/workflow/run-steps.ts' },
   settleAttempt: { name: 'settle-attempt', entry: 'functions/workflow/settle-attempt.ts' },
   recordOutcome: { name: 'record-outcome', entry: 'functions/workflow/record-outcome.ts' },

@@ -23,9 +23,9 @@ export function bwrapUsable(): { usable: true } | { usable: false; reason: strin
   return { usable: true };
 }
 
-/** The system, read-only, with devices, a proc of its own namespace and an empty `/tmp`. */
+/** The system, read-only, with devices and a proc of its own namespace; ending with the parent. */
 function baseArgs(): string[] {
-  return ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--die-with-parent'];
+  return ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--die-with-parent'];
 }
 
 export interface IsolationOptions {
@@ -48,6 +48,8 @@ export function isolatedCommand(command: string, args: readonly string[], option
     command: BWRAP,
     args: [
       ...baseArgs(),
+      // A /tmp of its own, as each Lambda execution environment has.
+      '--tmpfs', '/tmp',
       ...hidden,
       ...exposed,
       '--unshare-all',
@@ -66,7 +68,8 @@ export function isolatedCommand(command: string, args: readonly string[], option
 
 /**
  * `bwrap` arguments that run `command args` in a network namespace of its own (only its own
- * loopback), writing only `writable` directories; everything else as the local cloud sees it.
+ * loopback), writing only `writable` directories; everything else as the local cloud sees
+ * it, read-only (the checkout may well live under /tmp).
  */
 export function withoutNetwork(command: string, args: readonly string[], writable: readonly string[]): { command: string; args: string[] } {
   return {

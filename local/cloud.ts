@@ -186,17 +186,17 @@ function integerSetting(env: Record<string, string>, name: string, min: number, 
 function invocationMachine(env: Record<string, string>) {
   const attemptTimeoutSeconds = integerSetting(env, 'ATTEMPT_TIMEOUT_SECONDS', 1, 900);
   const maxAttempts = integerSetting(env, 'MAX_ATTEMPTS', 1, 10);
-  const { startAttempt, runSteps, settleAttempt, recordOutcome } = LOCAL_FUNCTIONS;
+  const { runSteps, settleAttempt, recordOutcome } = LOCAL_FUNCTIONS;
   const definition = invocationStateMachine(
-    { startAttempt: startAttempt.name, runSteps: runSteps.name, settleAttempt: settleAttempt.name, recordOutcome: recordOutcome.name },
+    { runSteps: runSteps.name, settleAttempt: settleAttempt.name, recordOutcome: recordOutcome.name },
     { attemptTimeoutSeconds, maxAttempts },
   );
   return { name: INVOCATION_STATE_MACHINE, definition };
 }
 
-// Environments kept initialized per task function: every run starts and steps, so sessions
-// starting side by side find their first tasks warm; the failure path may start cold.
-const WARM_TASKS = { [LOCAL_FUNCTIONS.startAttempt.name]: 2, [LOCAL_FUNCTIONS.runSteps.name]: 2 };
+// Environments kept initialized per task function: every run steps, so sessions starting
+// side by side find their first task warm; the failure path may start cold.
+const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: 3 };
 
 /** The functions the service invokes itself (through the local Lambda endpoint): the terminal tool's sandbox, when it is on. */
 function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {

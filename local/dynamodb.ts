@@ -68,12 +68,15 @@ function javaCommand(): string {
   return fromHome && existsSync(fromHome) ? fromHome : 'java';
 }
 
-function javaArgs(jarDir: string, port: number, dbPath: string | null): string[] {
+function javaArgs(jarDir: string, port: number, dbPath: string | null, tmpDir?: string): string[] {
   const storage = dbPath ? ['-dbPath', dbPath] : ['-inMemory'];
   return [
     // C1 only and the serial collector: about 0.7 s faster to start, ample for tests.
     '-XX:TieredStopAtLevel=1',
     '-XX:+UseSerialGC',
+    // Contained, the system is read-only: temporary files go where it may write, and no
+    // hsperfdata file is kept (it serves monitoring tools only).
+    ...(tmpDir ? [`-Djava.io.tmpdir=${tmpDir}`, '-XX:-UsePerfData'] : []),
     `-Djava.library.path=${join(jarDir, 'DynamoDBLocal_lib')}`,
     '-jar',
     join(jarDir, 'DynamoDBLocal.jar'),
@@ -116,10 +119,12 @@ function launchContained(jarDir: string, dbPath: string | null, socketDir: strin
   const shell = 'node="$0"; "$node" -e "$1" "$2" "$3" & java_command="$4"; shift 4; exec "$java_command" "$@"';
   const contained = withoutNetwork(
     '/bin/sh',
-    ['-c', shell, process.execPath, INNER_FORWARDER, join(socketDir, SOCKET), String(CONTAINED_PORT), javaCommand(), ...javaArgs(jarDir, CONTAINED_PORT, dbPath)],
+    ['-c', shell, process.execPath, INNER_FORWARDER, join(socketDir, SOCKET), String(CONTAINED_PORT), javaCommand(), ...javaArgs(jarDir, CONTAINED_PORT, dbPath, socketDir)],
     [socketDir, ...(dbPath ? [dbPath] : [])],
   );
-  return spawnChild(contained.command, contained.args, { guard: true });
+  // SQLite (under the jar) writes its temporary files where these say: the system is read-only.
+  const env = { ...process.env, TMPDIR: socketDir, SQLITE_TMPDIR: socketDir };
+  return spawnChild(contained.command, contained.args, { guard: true, env });
 }
 
 const SOCKET = 'dynamodb.sock';

@@ -1,6 +1,6 @@
 /**
  * The RunSteps task's work: one slice of an attempt. It rebuilds the agent from the
- * revision's configuration, resolves secret references only here, starts the attempt (or
+ * revision's configuration, resolves secret references only here, opens the attempt (or
  * resumes it from the checkpoint of its last slice) and runs steps until the answer or
  * the slice's time budget. A successful attempt records the invocation's outcome with its
  * last spans, in one transaction.
@@ -22,7 +22,7 @@ import { listMessages } from '#data/messages';
 import { checkpointKey, getJson, putJson } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
-import { totalUsage } from './attempts';
+import { startNextAttempt, totalUsage } from './attempts';
 import { config } from './config';
 import { distillMemories } from './distill-memories';
 import { InvocationEndedError } from './errors';
@@ -38,11 +38,11 @@ export class ProviderRejectedError extends Error {
   override name = 'ProviderRejectedError';
 }
 
-/** One slice's orders: the execution input, the open attempt, and whether an earlier slice of it checkpointed. */
-export interface SliceInput extends ExecutionInput {
-  attempt: number;
-  resume: boolean;
-}
+/**
+ * One slice's orders: the execution input, and either the attempt to resume from its last
+ * slice's checkpoint, or the last attempt before the one to open.
+ */
+export type SliceInput = ExecutionInput & ({ resume: number } | { after: number });
 
 async function resolveSecrets(organizationId: string, names: string[]): Promise<Map<string, string>> {
   const values = await Promise.all(names.map(async (name) => [name, await readSecretValue(organizationId, name)] as const));
@@ -63,7 +63,7 @@ async function conversation(input: SliceInput) {
  * (`done`: the outcome is recorded) or until half of `budgetMs` has passed (`continue`:
  * the state is checkpointed and the state machine calls again).
  */
-export async function runAttemptSlice(input: SliceInput, budgetMs: number, log?: Logger): Promise<'done' | 'continue'> {
+export async function runAttemptSlice(input: SliceInput, budgetMs: number, log?: Logger): Promise<{ attempt: number; state: 'done' | 'continue' }> {
   const watchdog = silenceWatchdog(config.attemptTimeoutSeconds * 1000);
   try {
     return await Promise.race([slice(input, budgetMs, watchdog, log), watchdog.expired]);
@@ -76,20 +76,22 @@ export async function runAttemptSlice(input: SliceInput, budgetMs: number, log?:
   }
 }
 
-async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, log?: Logger): Promise<'done' | 'continue'> {
-  const { organization_id: organizationId, invocation_key: invocationKey, attempt } = input;
+async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, log?: Logger): Promise<{ attempt: number; state: 'done' | 'continue' }> {
+  const { organization_id: organizationId, invocation_key: invocationKey } = input;
   const signal = watchdog.signal;
   const deadline = Date.now() + budgetMs / 2;
-  const checkpoint = checkpointKey(organizationId, invocationKey, attempt);
   const invocation: InvocationFacts = input;
-  // A new attempt starts from the session's messages; a resumed one from its checkpoint.
-  const [revision, saved, talk] = await Promise.all([
+  const resumed = 'resume' in input ? input.resume : undefined;
+  // A new attempt is opened beside reading the session's messages; a resumed one starts from its checkpoint.
+  const [attempt, revision, saved, talk] = await Promise.all([
+    resumed ?? startNextAttempt(organizationId, invocationKey, { invocation, after: 'after' in input ? input.after : 0 }),
     getRevision(organizationId, input.agent_name, input.agent_revision),
-    input.resume ? getJson(checkpoint) : undefined,
-    input.resume ? undefined : conversation(input),
+    resumed === undefined ? undefined : getJson(checkpointKey(organizationId, invocationKey, resumed)),
+    resumed === undefined ? conversation(input) : undefined,
   ]);
+  const checkpoint = checkpointKey(organizationId, invocationKey, attempt);
   if (!revision) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
-  if (input.resume && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
+  if (resumed !== undefined && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
   const agent = revision.config;
 
   const secrets = await resolveSecrets(organizationId, referencedSecrets(agent));
@@ -134,7 +136,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
     if (result.outcome === 'continue') {
       // The next slice (another process) resumes from here; nothing else ever reads it.
       await Promise.all([putJson(checkpoint, JSON.stringify(result.state)), spans.flush()]);
-      return 'continue';
+      return { attempt, state: 'continue' };
     }
     let final = result.state;
     if (agent.memory?.generation?.includes('session')) {
@@ -152,7 +154,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
       answer: final.answer ?? '',
       userCursor: input.user_cursor,
     });
-    return 'done';
+    return { attempt, state: 'done' };
   } catch (error) {
     if (signal.aborted && !(error instanceof InvocationEndedError)) throw signal.reason;
     throw error;

@@ -64,12 +64,11 @@ function statementsOfRole(template: Template, roleArn: { 'Fn::GetAtt': [string, 
 const statementsOf = (template: Template, route: Route) => statementsOfRole(template, functionOf(template, route).properties.Role);
 
 const TASK_DESCRIPTIONS = {
-  startAttempt: 'Workflow task: open the next attempt',
   runSteps: 'Workflow task: run agent steps of the open attempt',
   settleAttempt: 'Workflow task: classify a failed attempt',
   recordOutcome: "Workflow task: record the invocation's outcome",
 };
-const BOOKKEEPING_TASKS = ['startAttempt', 'settleAttempt', 'recordOutcome'] as const;
+const BOOKKEEPING_TASKS = ['settleAttempt', 'recordOutcome'] as const;
 const SANDBOX_DESCRIPTION = 'Terminal tool sandbox: runs one command, with no permissions';
 
 /** The state machine: its logical id and properties. */
@@ -293,10 +292,9 @@ describe('ServiceStack', () => {
       const tasks = Object.fromEntries(
         Object.entries(definition.States).filter(([, state]) => state.Type === 'Task'),
       );
-      expect(definition.StartAt).toBe('StartAttempt');
-      expect(Object.keys(tasks).sort()).toEqual(['RecordOutcome', 'RunSteps', 'SettleAttempt', 'StartAttempt']);
+      expect(definition.StartAt).toBe('RunSteps');
+      expect(Object.keys(tasks).sort()).toEqual(['RecordOutcome', 'RunSteps', 'SettleAttempt']);
       const expected = {
-        StartAttempt: [TASK_DESCRIPTIONS.startAttempt, 60],
         RunSteps: [TASK_DESCRIPTIONS.runSteps, 900],
         SettleAttempt: [TASK_DESCRIPTIONS.settleAttempt, 60],
         RecordOutcome: [TASK_DESCRIPTIONS.recordOutcome, 60],
@@ -341,7 +339,7 @@ describe('ServiceStack', () => {
       expect((definitionOf(template) as { TimeoutSeconds?: number }).TimeoutSeconds).toBe(3 * (200 * 16 * 900 + 900));
     });
 
-    it('may invoke exactly its four task functions (and their versions)', () => {
+    it('may invoke exactly its three task functions (and their versions)', () => {
       const statements = statementsOfRole(template, stateMachineOf(template).properties.RoleArn);
       const invoke = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('lambda:')));
       expect(actionsOf(invoke)).toEqual(['lambda:InvokeFunction']);
@@ -547,7 +545,7 @@ describe('ServiceStack context', () => {
       LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-payloads', ExpirationInDays: 7 })]) },
     });
     const seconds = String(7 * 86_400);
-    for (const description of [TASK_DESCRIPTIONS.runSteps, TASK_DESCRIPTIONS.startAttempt, 'GET /traces/{invocation_key}', 'GET /traces']) {
+    for (const description of [TASK_DESCRIPTIONS.runSteps, 'GET /traces/{invocation_key}', 'GET /traces']) {
       expect(functionBy(template, description).properties.Environment.Variables.SPAN_RETENTION_SECONDS, description).toBe(seconds);
     }
     expect(() => synthesize({ spanRetentionDays: '0' })).toThrow(/spanRetentionDays/);

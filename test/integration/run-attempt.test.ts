@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
-import { startNextAttempt } from '#core/attempts';
 import { runAttemptSlice, type SliceInput } from '#core/run-attempt';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import type { Invocation } from '#data/invocations';
@@ -16,8 +15,8 @@ import { newOrganization, request } from './support';
 // Manager endpoint and a fake OpenAI-compatible server over real HTTP.
 const CANARY = 'sk-canary-credential-7c1e9a';
 
-/** The first slice of attempt 1, as the state machine orders it. */
-const sliceOf = (organizationId: string, invocation: Invocation): SliceInput => ({ ...executionInput(organizationId, invocation), attempt: 1, resume: false });
+/** The first slice of an invocation, as the state machine orders it: it opens attempt 1. */
+const sliceOf = (organizationId: string, invocation: Invocation): SliceInput => ({ ...executionInput(organizationId, invocation), after: 0 });
 
 describe('an attempt slice', () => {
   let model: FakeOpenAIServer;
@@ -34,11 +33,9 @@ describe('an attempt slice', () => {
     const first = await acceptRun({ organizationId, sessionId: 's', invocationKey: 'k1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Earlier question' });
     // A first exchange in the session, so the second invocation has history.
     await recordRunRevision({ organizationId, agentName: 'a', agent }, first.invocation);
-    await startNextAttempt(organizationId, 'k1');
     model.enqueue(answer('Earlier answer'));
-    expect(await runAttemptSlice(sliceOf(organizationId, first.invocation), 60_000)).toBe('done');
+    expect(await runAttemptSlice(sliceOf(organizationId, first.invocation), 60_000)).toEqual({ attempt: 1, state: 'done' });
     const { invocation } = await acceptRun({ organizationId, sessionId: 's', invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: prompt });
-    await startNextAttempt(organizationId, 'k2');
     return { organizationId, invocation, first };
   }
 
@@ -52,7 +49,7 @@ describe('an attempt slice', () => {
 
     const outcome = await runAttemptSlice(sliceOf(organizationId, invocation), 60_000);
 
-    expect(outcome).toBe('done');
+    expect(outcome).toEqual({ attempt: 1, state: 'done' });
     const sent = model.requests.at(-1)!;
     expect(sent.headers.authorization).toBe(`Bearer ${CANARY}`);
     expect(sent.body.messages.map((m) => [m.role, m.content])).toEqual([

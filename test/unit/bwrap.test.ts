@@ -29,6 +29,8 @@ describe('bubblewrap arguments', () => {
     expect(args.join(' ')).toContain('--bind /data/dynamodb /data/dynamodb');
     expect(args).toContain('--unshare-net');
     expect(args).not.toContain('--share-net');
+    // The real /tmp stays visible (read-only): a checkout may live there.
+    expect(args.join(' ')).not.toContain('--tmpfs /tmp');
     expect(args.slice(-4)).toEqual(['--', 'java', '-jar', 'x.jar']);
   });
 });

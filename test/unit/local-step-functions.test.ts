@@ -26,7 +26,6 @@ import { readJournal } from './fixtures/workflow-journal';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const FUNCTIONS: WorkflowFunctions = {
-  startAttempt: 'workflow-start-attempt',
   runSteps: 'workflow-run-steps',
   settleAttempt: 'workflow-settle-attempt',
   recordOutcome: 'workflow-record-outcome',
@@ -153,7 +152,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     expect(execution.stopDate!.getTime()).toBeGreaterThanOrEqual(execution.startDate!.getTime());
     // RunSteps records a successful outcome itself: nothing runs after it.
     expect(JSON.parse(execution.output!)).toMatchObject({ ...input, result: { step: { state: 'done' } } });
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps']);
+    expect(functionsCalled(input.dir)).toEqual(['run-steps']);
     expect(readJournal(input.dir).every((entry) => entry.pid !== process.pid)).toBe(true);
   });
 
@@ -163,7 +162,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const execution = await run(client, 'slow', input);
 
     expect(execution.status).toBe('SUCCEEDED');
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'run-steps', 'run-steps']);
+    expect(functionsCalled(input.dir)).toEqual(['run-steps', 'run-steps', 'run-steps']);
     const pids = readJournal(input.dir).filter((entry) => entry.fn === 'run-steps').map((entry) => entry.pid);
     expect(new Set(pids).size).toBe(1);
   });
@@ -174,7 +173,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const execution = await run(client, 'slow', input);
 
     expect(execution.status).toBe('SUCCEEDED');
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'settle-attempt', 'record-outcome']);
+    expect(functionsCalled(input.dir)).toEqual(['run-steps', 'settle-attempt', 'record-outcome']);
     const output = JSON.parse(execution.output!) as { result: { step: { remaining_ms: number } } };
     expect(output).toMatchObject({ ...input, result: { step: { recorded: true, function_name: 'workflow-record-outcome' } } });
     // A function's timeout is its Task state's: 60 s for the bookkeeping tasks.
@@ -220,7 +219,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     const execution = await run(client, 'slow', input);
 
     expect(execution.status).toBe('SUCCEEDED');
-    const attempt = ['start-attempt', 'run-steps', 'settle-attempt'];
+    const attempt = ['run-steps', 'settle-attempt'];
     expect(functionsCalled(input.dir)).toEqual([...attempt, ...attempt, ...attempt, 'record-outcome']);
   });
 
@@ -257,7 +256,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     // The failure escaped every Catch: its status change goes to the event target, as EventBridge would send it.
     const ended = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'execution-ended'));
     expect(ended.event.error).toEqual({ Error: 'States.DataLimitExceeded', Cause: 'Step Functions Execution Status Change: FAILED' });
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'execution-ended']);
+    expect(functionsCalled(input.dir)).toEqual(['run-steps', 'execution-ended']);
   });
 
   it('times out a whole execution past its TimeoutSeconds, and hands the status change on', async () => {
@@ -295,7 +294,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
     expect(ended.event.error).toEqual({ Error: 'SessionDeleted', Cause: 'Step Functions Execution Status Change: ABORTED' });
     // Nothing after the aborted task runs: no SettleAttempt for the killed process.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'run-steps', 'execution-ended']);
+    expect(functionsCalled(input.dir)).toEqual(['run-steps', 'execution-ended']);
   });
 
   it('StartExecution is idempotent for the same name and input while the execution runs', async () => {
@@ -387,7 +386,7 @@ describe('with a file', { timeout: 15_000 }, () => {
     const started = await before.client.send(
       new StartExecutionCommand({ stateMachineArn: stateMachineArn('slow'), name: 'resumed', input: JSON.stringify(input) }),
     );
-    const blocked = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'start-attempt')?.pid);
+    const blocked = await waitFor(() => readJournal(input.dir).find((entry) => entry.fn === 'run-steps')?.pid);
 
     await before.stop();
     await waitUntilGone(blocked);
@@ -405,7 +404,7 @@ describe('with a file', { timeout: 15_000 }, () => {
     // Resumed only when asked (the local cloud asks once it is up).
     expect(waiting.status).toBe('RUNNING');
     expect(execution).toMatchObject({ status: 'SUCCEEDED', startDate: started.startDate });
-    expect(functionsCalled(input.dir)).toEqual(['start-attempt', 'start-attempt', 'run-steps']);
+    expect(functionsCalled(input.dir)).toEqual(['run-steps', 'run-steps']);
     const ended = JSON.parse(await readFile(file, 'utf8')) as { executions: { status: string }[] };
     expect(ended.executions).toMatchObject([{ status: 'SUCCEEDED' }]);
   });

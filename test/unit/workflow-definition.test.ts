@@ -7,7 +7,6 @@ const validate = createRequire(import.meta.url)('asl-validator') as (definition:
 
 const arn = (name: string) => `arn:aws:lambda:us-east-1:123456789012:function:${name}`;
 const FUNCTIONS: WorkflowFunctions = {
-  startAttempt: arn('start-attempt'),
   runSteps: arn('run-steps'),
   settleAttempt: arn('settle-attempt'),
   recordOutcome: arn('record-outcome'),
