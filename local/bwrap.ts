@@ -9,6 +9,8 @@ import { dirname } from 'node:path';
 
 /** Where bubblewrap was looked for. */
 const BWRAP = 'bwrap';
+// The temporary directory of an isolated command, inside its own /tmp.
+const SANDBOX_TMP = '/tmp/lambda';
 // The unprivileged user and group commands run as ("nobody").
 const NOBODY = '65534';
 
@@ -38,8 +40,8 @@ export interface IsolationOptions {
 /**
  * `bwrap` arguments that run `command args` as an unprivileged user in namespaces of its own
  * (keeping the network, as Lambda's environments have it): the system read-only, its own
- * `/tmp` (its TMPDIR and HOME), `hidden` directories empty, `exposed` files' directories
- * shown read-only. Its process ends with the parent.
+ * `/tmp` (with `/tmp/lambda` its TMPDIR and HOME), `hidden` directories empty, `exposed`
+ * files' directories shown read-only. Its process ends with the parent.
  */
 export function isolatedCommand(command: string, args: readonly string[], options: IsolationOptions): { command: string; args: string[] } {
   const hidden = options.hidden.flatMap((dir) => ['--tmpfs', dir]);
@@ -48,17 +50,20 @@ export function isolatedCommand(command: string, args: readonly string[], option
     command: BWRAP,
     args: [
       ...baseArgs(),
-      // A /tmp of its own, as each Lambda execution environment has.
+      // A /tmp of its own, as each Lambda execution environment has. Its temporary
+      // directory is a folder of it: hidden or shown directories under /tmp (a checkout
+      // may live there) leave mount points in /tmp that nothing must try to clear.
       '--tmpfs', '/tmp',
+      '--dir', SANDBOX_TMP,
       ...hidden,
       ...exposed,
       '--unshare-all',
       '--share-net',
       '--uid', NOBODY,
       '--gid', NOBODY,
-      '--setenv', 'TMPDIR', '/tmp',
-      '--setenv', 'HOME', '/tmp',
-      '--chdir', '/tmp',
+      '--setenv', 'TMPDIR', SANDBOX_TMP,
+      '--setenv', 'HOME', SANDBOX_TMP,
+      '--chdir', SANDBOX_TMP,
       '--',
       command,
       ...args,

@@ -55,7 +55,8 @@ describe('the terminal tool', () => {
           `test -e ${checkout}/package.json && echo package-visible || echo package-hidden`,
           'touch /usr/intruder 2>/dev/null && echo usr-writable || echo usr-read-only',
           'echo probe > own.txt && echo workspace-writable',
-          'ls -A /tmp | grep -v workspaces | wc -l | sed "s/^/tmp-others=/"',
+          'echo "tmp=$TMPDIR"; ls -A /tmp/lambda | grep -v workspaces | wc -l | sed "s/^/tmp-others=/"',
+          'echo x > /tmp/scratch && echo tmp-writable',
         ].join('; '),
       }),
       answer('Looked around'),
@@ -70,7 +71,9 @@ describe('the terminal tool', () => {
     expect(output).toContain('package-hidden');
     expect(output).toContain('usr-read-only');
     expect(output).toContain('workspace-writable');
+    expect(output).toContain('tmp=/tmp/lambda/workspaces/');
     expect(output).toContain('tmp-others=0');
+    expect(output).toContain('tmp-writable');
     // Only the files the environment starts from are shown, never the project's sources or data.
     const listed = Number(/checkout-entries=(\d+)/.exec(output)![1]);
     expect(listed).toBeLessThanOrEqual(1);

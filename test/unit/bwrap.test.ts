@@ -13,7 +13,8 @@ describe('bubblewrap arguments', () => {
     expect(command).toBe('bwrap');
     const text = args.join(' ');
     expect(text).toContain('--ro-bind / /');
-    expect(text).toContain('--tmpfs /tmp');
+    expect(text).toContain('--tmpfs /tmp --dir /tmp/lambda');
+    expect(text).toContain('--setenv TMPDIR /tmp/lambda');
     expect(text).toContain('--tmpfs /repo --tmpfs /data');
     // Hidden first, then the bundles' own directories shown again, read-only.
     expect(text.indexOf('--tmpfs /repo')).toBeLessThan(text.indexOf('--ro-bind /repo/node_modules/.cache/b/runner-1 /repo/node_modules/.cache/b/runner-1'));
