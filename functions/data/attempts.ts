@@ -102,11 +102,6 @@ export function successUpdate(organizationId: string, invocationKey: string, num
   };
 }
 
-/** Stamps a running attempt's progress after a step. */
-export async function recordProgress(organizationId: string, invocationKey: string, number: number, progress: { steps: number; usage: Usage }): Promise<void> {
-  await dynamo.send(new UpdateCommand(progressUpdate(organizationId, invocationKey, number, progress)));
-}
-
 /** Ends a running attempt; false when it had already ended. */
 export async function endAttempt(
   organizationId: string,

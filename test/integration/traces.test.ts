@@ -6,7 +6,7 @@ import { finishInvocation, settleFailedAttempt, startNextAttempt } from '#core/a
 import { config } from '#core/config';
 import { sha256 } from '#core/ids';
 import { acceptRun } from '#core/runs';
-import { endAttempt, recordProgress } from '#data/attempts';
+import { endAttempt } from '#data/attempts';
 import { acceptInvocation, getInvocation, type Invocation } from '#data/invocations';
 import { payloadKey, s3 } from '#data/payloads';
 import { spanStore } from '#data/spans';
@@ -131,12 +131,14 @@ describe('GET /traces/{invocation_key} across attempts', () => {
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 1 } });
     await spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: { calls: ['t'] }, usage: { input_tokens: 5, output_tokens: 1 } });
     await spans.start({ id: 'inv-1.att-1.2', type: 'tool_call', name: 't', parent_id: 'inv-1.att-1.1', input: {} });
-    await recordProgress(organizationId, 'k1', 1, { steps: 1, usage: { input_tokens: 5, output_tokens: 1 } });
+    spans.progress(1, { steps: 1, usage: { input_tokens: 5, output_tokens: 1 } });
+    await spans.flush();
     expect((await settleFailedAttempt(organizationId, 'k1', { Error: 'States.Timeout' })).retry).toBe(true);
     await startNextAttempt(organizationId, 'k1');
     await spans.start({ id: 'inv-1.att-2.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 2 } });
     await spans.end('inv-1.att-2.1', { status: 'SUCCEEDED', output: 'answer', usage: { input_tokens: 7, output_tokens: 2 } });
-    await recordProgress(organizationId, 'k1', 2, { steps: 1, usage: { input_tokens: 7, output_tokens: 2 } });
+    spans.progress(2, { steps: 1, usage: { input_tokens: 7, output_tokens: 2 } });
+    await spans.flush();
     await endAttempt(organizationId, 'k1', 2, { status: 'SUCCEEDED', answer: 'answer', ended_at: new Date().toISOString() });
     await finishInvocation(organizationId, 'k1');
     return { token, organizationId };
