@@ -89,6 +89,8 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
     resumed === undefined ? undefined : getJson(checkpointKey(organizationId, invocationKey, resumed)),
     resumed === undefined ? conversation(input) : undefined,
   ]);
+  // The attempt's own record is written (or read back): as much progress as a span.
+  watchdog.progress();
   const checkpoint = checkpointKey(organizationId, invocationKey, attempt);
   if (!revision) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
   if (resumed !== undefined && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
