@@ -54,6 +54,8 @@ export interface SandboxPoolOptions {
    * removed when it ends), as each Lambda execution environment has its own /tmp.
    */
   tmpRoot?: string;
+  /** How long an idle environment beyond the kept-warm count lives; default 5 minutes, as Lambda keeps one. */
+  idleMs?: number;
 }
 
 function runtimeExit(awsRequestId: string, code: number | null, signal: NodeJS.Signals | null): Error {
@@ -66,7 +68,7 @@ function runtimeExit(awsRequestId: string, code: number | null, signal: NodeJS.S
 export class Sandbox {
   readonly child: ManagedChild;
   private pending?: { awsRequestId: string; resolve(payload: string): void; reject(error: Error): void; started(): void };
-  /** Resolves once the function's module is imported (init done), rejects if the process ends first. */
+  /** Resolves once the function's module is imported (init done), or once the process ended first. */
   private initialized?: Promise<void>;
   private onInitialized?: () => void;
   /** The process is gone. */
@@ -99,6 +101,8 @@ export class Sandbox {
       // Whatever it started goes with it, as a Lambda environment is torn down whole.
       this.signalGroup();
       this.closed = true;
+      // An init cut short is over too: whoever awaits it sees `ready` false.
+      this.onInitialized?.();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
       onEnd(this);
     };
@@ -114,7 +118,8 @@ export class Sandbox {
 
   /**
    * Imports the function's module ahead of its first invocation (init), so that invocation
-   * starts warm; resolves when done. A failing init ends the process (see the runner).
+   * starts warm; resolves when done, or when the process ended first (then `ready` is
+   * false). A failing init ends the process (see the runner).
    */
   initialize(module: string, functionName: string): Promise<void> {
     this.functionName = functionName;
@@ -198,15 +203,18 @@ export class Sandbox {
 /**
  * Warm sandboxes by function, the spare, and every sandbox alive, to kill them all on stop.
  * A function may be kept warm (`keepWarm`): that many of its environments wait with its
- * module imported, and each one taken is replaced in the background, as provisioned
- * concurrency keeps environments initialized on Lambda.
+ * module imported, as provisioned concurrency keeps environments initialized on Lambda.
+ * Those taken are replaced in the background one at a time: a burst of invocations must not
+ * start as many imports beside the environments serving it, which would slow them down on a
+ * machine of few cores. An idle environment beyond the kept-warm count ends after 5 minutes.
  */
 export function createSandboxPool(options: SandboxPoolOptions = {}) {
   const idle = new Map<string, Sandbox[]>();
-  const warm = new Map<string, { module: string; count: number }>();
+  const warm = new Map<string, { module: string; count: number; replacing?: Sandbox }>();
   const all = new Set<Sandbox>();
   let spare: Sandbox | undefined;
   let closed = false;
+  const idleMs = options.idleMs ?? IDLE_SANDBOX_MS;
 
   function forget(sandbox: Sandbox): void {
     all.delete(sandbox);
@@ -229,33 +237,52 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
     if (!closed && !spare) spare = spawn();
   }
 
+  const idleCount = (functionName: string) => (idle.get(functionName) ?? []).filter((sandbox) => sandbox.usable).length;
+
   function keepIdle(sandbox: Sandbox): void {
-    sandbox.idleTimer = setTimeout(() => sandbox.kill(new Error('idle')), IDLE_SANDBOX_MS).unref();
-    const list = idle.get(sandbox.functionName!) ?? [];
+    const functionName = sandbox.functionName!;
+    const expire = () => {
+      // The kept-warm ones stay; only those beyond the count end.
+      if (idleCount(functionName) <= (warm.get(functionName)?.count ?? 0)) sandbox.idleTimer = setTimeout(expire, idleMs).unref();
+      else sandbox.kill(new Error('idle'));
+    };
+    sandbox.idleTimer = setTimeout(expire, idleMs).unref();
+    const list = idle.get(functionName) ?? [];
     list.push(sandbox);
-    idle.set(sandbox.functionName!, list);
+    idle.set(functionName, list);
   }
 
-  /** Starts initialized environments of a kept-warm function until it has its count idle. */
+  /** An environment of the function, initializing and listed idle: taken before its init is done, it runs the invocation right after (IPC keeps the order). */
+  function warmOne(functionName: string, module: string): Sandbox {
+    const sandbox = spawn();
+    sandbox.functionName = functionName;
+    keepIdle(sandbox);
+    void sandbox.initialize(module, functionName);
+    return sandbox;
+  }
+
+  /** Replaces a kept-warm function's environments taken or gone, one at a time, until it has its count idle. */
   function topUp(functionName: string): void {
     const target = warm.get(functionName);
-    if (!target || closed) return;
-    const list = idle.get(functionName) ?? [];
-    for (let ready = list.filter((sandbox) => sandbox.usable).length; ready < target.count; ready++) {
-      const sandbox = spawn();
-      void sandbox.initialize(target.module, functionName);
-      // Taken before its init is done, it runs the invocation right after (IPC keeps the order).
-      keepIdle(sandbox);
-    }
+    if (!target || closed || target.replacing?.usable && !target.replacing.ready) return;
+    if (idleCount(functionName) >= target.count) return;
+    const sandbox = warmOne(functionName, target.module);
+    target.replacing = sandbox;
+    // A module that cannot even be imported is not retried forever.
+    void sandbox.initialize(target.module, functionName).then(() => sandbox.ready && topUp(functionName));
   }
 
   return {
     replenish,
 
-    /** Keeps `count` environments of the function initialized and waiting, from now on. */
-    keepWarm(functionName: string, module: string, count: number): void {
+    /**
+     * Keeps `count` environments of the function initialized and waiting, from now on;
+     * resolves once the first ones are initialized (all started at once: nothing runs yet).
+     */
+    async keepWarm(functionName: string, module: string, count: number): Promise<void> {
       warm.set(functionName, { module, count });
-      topUp(functionName);
+      const started = Array.from({ length: Math.max(0, count - idleCount(functionName)) }, () => warmOne(functionName, module));
+      await Promise.all(started.map((sandbox) => sandbox.initialize(module, functionName)));
     },
 
     /** A warm sandbox of the function, else the spare, else a new one. */

@@ -187,7 +187,7 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
   });
   // The first invocation of each function finds its module imported already.
   pool.replenish();
-  for (const fn of functions.values()) pool.keepWarm(fn.name, fn.module, 1);
+  for (const fn of functions.values()) void pool.keepWarm(fn.name, fn.module, 1);
   const { address, port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;

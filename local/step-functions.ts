@@ -81,10 +81,12 @@ export interface StepFunctionsOptions {
 
 export interface StepFunctions extends AwsJsonService {
   /**
-   * To call once everything the task functions use is up: runs again, from the start, the
-   * executions that were RUNNING when the file was last written, and readies the spare.
+   * To call once everything the task functions use is up: readies the spare and the
+   * kept-warm environments, and runs again, from the start, the executions that were
+   * RUNNING when the file was last written. Resolves once the kept-warm environments are
+   * initialized.
    */
-  activate(): void;
+  activate(): Promise<void>;
   /** Kills every sandbox and leaves running executions RUNNING on file; safe to call twice. */
   stop(): Promise<void>;
 }
@@ -569,13 +571,14 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
   return {
     operations,
     flush,
-    activate() {
+    async activate() {
       pool.replenish();
-      for (const [name, count] of Object.entries(options.keepWarm ?? {})) {
+      const warming = Object.entries(options.keepWarm ?? {}).map(([name, count]) => {
         const module = functions?.get(name);
-        if (module) pool.keepWarm(name, module, count);
-      }
+        return module ? pool.keepWarm(name, module, count) : undefined;
+      });
       for (const record of interrupted.splice(0)) if (record.status === 'RUNNING' && !runs.has(record.executionArn)) run(record);
+      await Promise.all(warming);
     },
     async stop() {
       if (!stopped) {

@@ -130,7 +130,7 @@ describe('the local Step Functions, through the real SDK client', { timeout: 10_
 
   beforeAll(async () => {
     service = await startService();
-    service.stepFunctions.activate();
+    await service.stepFunctions.activate();
     client = service.client;
   });
 
@@ -393,7 +393,7 @@ describe('with a file', { timeout: 15_000 }, () => {
     const onFile = JSON.parse(await readFile(file, 'utf8')) as { executions: { name: string; status: string }[] };
     const after = await startService({ file });
     const waiting = await after.client.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
-    after.stepFunctions.activate();
+    await after.stepFunctions.activate();
     const execution = await waitFor(async () => {
       const described = await after.client.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
       return described.status === 'RUNNING' ? undefined : described;
