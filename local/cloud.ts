@@ -17,7 +17,7 @@ import { routes as serviceRoutes } from '#functions/routes';
 import { invocationStateMachine } from '#functions/workflow/definition';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
 import { AwsServiceError, startAwsJsonServer, type AwsJsonService } from './aws-json';
-import { ensureTable, localDynamoDbClient, startDynamoDb } from './dynamodb';
+import { ensureTable, localDynamoDbClient, startDynamoDb, warmUpDynamoDb } from './dynamodb';
 import { LocalCloudError } from './errors';
 import { startGateway } from './gateway';
 import { bundlesOf, LOCAL_FUNCTIONS, RUNNER } from './bundles';
@@ -194,9 +194,10 @@ function invocationMachine(env: Record<string, string>) {
   return { name: INVOCATION_STATE_MACHINE, definition };
 }
 
-// Environments kept initialized per task function: every run steps, so sessions starting
-// side by side find their first task warm; the failure path may start cold.
-const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: 3 };
+// Environments kept initialized per task function: every run steps, so eight sessions
+// starting side by side (CONTRACT.md) find their first task warm; the failure path may
+// start cold. Each is a Node process of about 95 MiB (760 MiB for the eight).
+const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: 8 };
 
 /** The functions the service invokes itself (through the local Lambda endpoint): the terminal tool's sandbox, when it is on. */
 function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {
@@ -373,9 +374,12 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       const [first] = exposed;
       throw new LocalCloudError(`${first!.command} (pid ${first!.pid}) listens on ${first!.address}:${first!.port}, beyond loopback; refusing to start`);
     }
+    // Only now: interrupted executions' tasks need the whole cloud (start-up does not wait
+    // for them). Ready means warm: the handlers loaded, the kept-warm task environments
+    // initialized and DynamoDB Local's JVM past its first requests, so the first runs after
+    // start are about as quick as later ones.
+    await Promise.all([gateway.preload(), stepFunctions!.activate(), warmUpDynamoDb(dynamodb.endpoint, tableSchema)]);
     release();
-    // Only now: interrupted executions' tasks need the whole cloud, and start-up must not wait for them.
-    stepFunctions!.activate();
 
     let stopping: Promise<void> | undefined;
     return { baseUrl, env, dataDir, emulators: { dynamodb: dynamodb.endpoint, s3: s3.endpoint }, warnings, stop: () => (stopping ??= stopAll()) };

@@ -12,11 +12,15 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
   DynamoDBClient,
+  GetItemCommand,
   ListTablesCommand,
+  QueryCommand,
   ResourceNotFoundException,
+  TransactWriteItemsCommand,
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
@@ -345,4 +349,62 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, sch
       TimeToLiveSpecification: { AttributeName: schema.ttlAttribute, Enabled: true },
     }),
   );
+}
+
+const WARM_UP_TABLE = 'agent-sessions-jit-warm-up';
+// Enough rounds for the JVM to compile what the service's requests run (they take about
+// twice as long for the first couple of hundred requests after start), in parallel streams.
+const WARM_UP_STREAMS = 4;
+const WARM_UP_ROUNDS = 25;
+
+/**
+ * Runs the service's kinds of requests (conditional transactions over indexed items,
+ * consistent reads, queries) against a scratch table shaped like the service's, then drops
+ * it: a fresh JVM runs its first few hundred requests interpreted, so the first runs after
+ * start would otherwise pay for its warm-up. The service's own table is never touched.
+ */
+export async function warmUpDynamoDb(endpoint: string, schema: TableSchema): Promise<void> {
+  const client = localDynamoDbClient(endpoint);
+  const { partitionKey: pk, sortKey: sk } = schema;
+  const index = schema.globalIndexes[0];
+  try {
+    // A start cut short may have left it behind: it is only ever scratch.
+    if (!(await describe(client, WARM_UP_TABLE))) {
+      await client.send(
+        new CreateTableCommand({
+          TableName: WARM_UP_TABLE,
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: keyAttributes({ ...schema, globalIndexes: index ? [index] : [] }),
+          KeySchema: [
+            { AttributeName: pk, KeyType: 'HASH' },
+            { AttributeName: sk, KeyType: 'RANGE' },
+          ],
+          ...(index ? { GlobalSecondaryIndexes: [indexDefinition(index)] } : {}),
+        }),
+      );
+    }
+    const TableName = WARM_UP_TABLE;
+    await Promise.all(
+      Array.from({ length: WARM_UP_STREAMS }, async (_, stream) => {
+        for (let round = 0; round < WARM_UP_ROUNDS; round++) {
+          const key = { S: `${stream}-${round}` };
+          const indexed = index ? { [index.partitionKey]: { S: 'warm-up' }, [index.sortKey]: key } : {};
+          await client.send(
+            new TransactWriteItemsCommand({
+              TransactItems: [
+                { Put: { TableName, Item: { [pk]: key, [sk]: { S: 'a' }, n: { N: '1' }, ...indexed }, ConditionExpression: `attribute_not_exists(${pk})` } },
+                { Put: { TableName, Item: { [pk]: key, [sk]: { S: 'b' }, text: { S: 'x'.repeat(512) } } } },
+                { Update: { TableName, Key: { [pk]: key, [sk]: { S: 'c' } }, UpdateExpression: 'SET n = if_not_exists(n, :zero) + :one', ExpressionAttributeValues: { ':zero': { N: '0' }, ':one': { N: '1' } } } },
+              ],
+            }),
+          );
+          await client.send(new GetItemCommand({ TableName, Key: { [pk]: key, [sk]: { S: 'a' } }, ConsistentRead: true }));
+          await client.send(new QueryCommand({ TableName, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': pk }, ExpressionAttributeValues: { ':pk': key } }));
+        }
+      }),
+    );
+    await client.send(new DeleteTableCommand({ TableName: WARM_UP_TABLE }));
+  } finally {
+    client.destroy();
+  }
 }

@@ -38,6 +38,12 @@ export interface GatewayOptions {
 export interface Gateway {
   /** The address and port actually bound. */
   address: AddressInfo;
+  /**
+   * Loads every route's handler module now, as Lambda's init would before the first
+   * request; resolves once they are loaded (a module that fails is loaded again at its
+   * first request, which then answers the failure).
+   */
+  preload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -340,6 +346,10 @@ export function startGateway(options: GatewayOptions): Promise<Gateway> {
       server.removeAllListeners('error');
       resolve({
         address: server.address() as AddressInfo,
+        preload: async () => {
+          const names = new Set(options.routes.flatMap((route) => (typeof route.handler === 'string' ? [route.handler] : [])));
+          await Promise.allSettled([...names].map(load));
+        },
         stop: () =>
           new Promise<void>((done) => {
             server.close(() => done());

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand, ListTablesCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureTable, localDynamoDbClient, startDynamoDb, type TableSchema } from '#local/dynamodb';
+import { ensureTable, localDynamoDbClient, startDynamoDb, warmUpDynamoDb, type TableSchema } from '#local/dynamodb';
 
 const TABLE = 'local-test-table';
 const withoutIndexes: TableSchema = { partitionKey: 'pk', sortKey: 'sk', ttlAttribute: 'expires_at', globalIndexes: [] };
@@ -96,6 +96,24 @@ describe('DynamoDB Local', { timeout: 60_000 }, () => {
     expect(ttl).toEqual({ AttributeName: 'expires_at', TimeToLiveStatus: 'ENABLED' });
     expect(item.Item?.owner_pk).toEqual({ S: 'o' });
     expect(await answers(dynamodb.endpoint)).toBe(false);
+  });
+
+  it('warms its JVM on a scratch table it drops, leaving the service table as it was', async () => {
+    const dynamodb = await startDynamoDb({ dataDir: null });
+    const client = localDynamoDbClient(dynamodb.endpoint);
+    try {
+      await ensureTable(client, TABLE, withIndex);
+      const item = { pk: { S: 'a' }, sk: { S: 'b' }, owner_pk: { S: 'o' }, owner_sk: { S: '1' } };
+      await client.send(new PutItemCommand({ TableName: TABLE, Item: item }));
+
+      await warmUpDynamoDb(dynamodb.endpoint, withIndex);
+
+      expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([TABLE]);
+      expect((await client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: item.pk, sk: item.sk } }))).Item).toEqual(item);
+    } finally {
+      client.destroy();
+      await dynamodb.stop();
+    }
   });
 
   it('fails with a one-line reason when java is missing', async () => {

@@ -181,6 +181,29 @@ describe('the local API Gateway', () => {
     expect(answer.headers.connection).toBe('keep-alive');
   });
 
+  it('preloads every route\'s handler module before any request, whatever fails to load', async () => {
+    const preloading = await startGateway({
+      host: '127.0.0.1',
+      port: 0,
+      routes: [
+        { method: 'GET', path: '/preloaded', handler: 'preload-handler' },
+        { method: 'GET', path: '/missing', handler: 'no-such-handler' },
+      ],
+      handlerDir: new URL('./fixtures/', import.meta.url),
+    });
+    try {
+      expect((globalThis as { preloadHandlerImports?: number }).preloadHandlerImports).toBeUndefined();
+
+      await preloading.preload();
+
+      expect((globalThis as { preloadHandlerImports?: number }).preloadHandlerImports).toBe(1);
+      const answer = await fetch(`http://127.0.0.1:${preloading.address.port}/preloaded`);
+      expect(await answer.json()).toEqual({ imports: 1 });
+    } finally {
+      await preloading.stop();
+    }
+  });
+
   it('holds requests until the cloud is ready', async () => {
     let release!: () => void;
     const ready = new Promise<void>((resolve) => (release = resolve));
