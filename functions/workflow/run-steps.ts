@@ -1,8 +1,16 @@
 /** State machine task RunSteps: one slice of an attempt, opening it first when it is new (see core/run-attempt). */
 import type { Context } from 'aws-lambda';
+import { checkHealth } from '#core/health';
 import { createLogger } from '#core/log';
 import { runAttemptSlice } from '#core/run-attempt';
 import type { StepVerdict, TaskEvent } from './definition';
+
+// Init primes the table and bucket clients with the health check's two reads (failures
+// ignored: the role may not hold HeadBucket), so their first request's set-up (connection,
+// credentials, the SDK's lazily built middleware) is paid here and not by the first slice.
+// Environments initialized ahead of need (provisioned concurrency, the local cloud's warm
+// pool) thus run their first slice as fast as later ones.
+await checkHealth();
 
 // Time kept back from the function's own timeout to write the last checkpoint and answer.
 const SAFETY_MARGIN_MS = 5_000;
