@@ -17,6 +17,9 @@ const TYPESCRIPT_RUNNER = new URL('./lambda-runner.ts', import.meta.url);
 const IDLE_SANDBOX_MS = 5 * 60_000;
 // Lambda gives a function's init (importing its module) 10 s, apart from its timeout.
 const INIT_TIMEOUT_MS = 10_000;
+// Environments bound to a tenant (one invocation's terminal commands) kept idle at most: each
+// serves one tenant only, so a busy hour would otherwise keep one process per invocation.
+const MAX_IDLE_TENANT_SANDBOXES = 16;
 const SIGNAL_WORDS: Partial<Record<NodeJS.Signals, string>> = { SIGKILL: 'killed', SIGTERM: 'terminated', SIGSEGV: 'segmentation fault' };
 
 /** The ARN of a local function. */
@@ -77,6 +80,13 @@ export class Sandbox {
   private retired = false;
   /** Set at the first invocation: an execution environment serves one function. */
   functionName?: string;
+  /** Set at the first invocation of a tenant-isolated function: the environment then serves that tenant only. */
+  tenantId?: string;
+  /** Where it waits between invocations: its function's idle list, or its tenant's. */
+  get poolKey(): string {
+    return this.tenantId === undefined ? this.functionName! : `${this.functionName}\0${this.tenantId}`;
+  }
+
   /** Its function's module was imported once (init done). */
   ready = false;
   idleTimer?: NodeJS.Timeout;
@@ -202,11 +212,11 @@ export class Sandbox {
 
 /**
  * Warm sandboxes by function, the spare, and every sandbox alive, to kill them all on stop.
- * A function may be kept warm (`keepWarm`): that many of its environments wait with its
- * module imported, as provisioned concurrency keeps environments initialized on Lambda.
- * Those taken are replaced in the background one at a time: a burst of invocations must not
- * start as many imports beside the environments serving it, which would slow them down on a
- * machine of few cores. An idle environment beyond the kept-warm count ends after 5 minutes.
+ * A function may be kept warm (`keepWarm`): that many of its environments live with its
+ * module imported, busy or idle, as provisioned concurrency keeps environments initialized
+ * on Lambda. One that ends is replaced in the background, one at a time, so a burst of
+ * failures never starts a crowd of imports beside the environments still serving. An idle
+ * environment beyond the kept-warm count ends after 5 minutes.
  */
 export function createSandboxPool(options: SandboxPoolOptions = {}) {
   const idle = new Map<string, Sandbox[]>();
@@ -215,13 +225,16 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
   let spare: Sandbox | undefined;
   let closed = false;
   const idleMs = options.idleMs ?? IDLE_SANDBOX_MS;
+  // Idle environments bound to a tenant, oldest first.
+  const idleTenants: Sandbox[] = [];
 
   function forget(sandbox: Sandbox): void {
     all.delete(sandbox);
     clearTimeout(sandbox.idleTimer);
     if (spare === sandbox) spare = undefined;
-    const list = idle.get(sandbox.functionName ?? '');
+    const list = sandbox.functionName === undefined ? undefined : idle.get(sandbox.poolKey);
     if (list?.includes(sandbox)) list.splice(list.indexOf(sandbox), 1);
+    if (idleTenants.includes(sandbox)) idleTenants.splice(idleTenants.indexOf(sandbox), 1);
     // Replaced only if it had got going: a module that cannot even be imported is not retried forever.
     if (!closed && sandbox.functionName && sandbox.ready) topUp(sandbox.functionName);
   }
@@ -237,19 +250,41 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
     if (!closed && !spare) spare = spawn();
   }
 
-  const idleCount = (functionName: string) => (idle.get(functionName) ?? []).filter((sandbox) => sandbox.usable).length;
+  // The function's environments that may still serve any invocation, busy or idle (not
+  // bound to a tenant): what its kept-warm count counts.
+  const liveCount = (functionName: string) =>
+    [...all].filter((sandbox) => sandbox.functionName === functionName && sandbox.tenantId === undefined && sandbox.usable).length;
 
   function keepIdle(sandbox: Sandbox): void {
     const functionName = sandbox.functionName!;
     const expire = () => {
-      // The kept-warm ones stay; only those beyond the count end.
-      if (idleCount(functionName) <= (warm.get(functionName)?.count ?? 0)) sandbox.idleTimer = setTimeout(expire, idleMs).unref();
+      // The kept-warm ones stay; only those beyond the count, or bound to a tenant, end.
+      const kept = sandbox.tenantId === undefined && liveCount(functionName) <= (warm.get(functionName)?.count ?? 0);
+      if (kept) sandbox.idleTimer = setTimeout(expire, idleMs).unref();
       else sandbox.kill(new Error('idle'));
     };
     sandbox.idleTimer = setTimeout(expire, idleMs).unref();
-    const list = idle.get(functionName) ?? [];
+    const list = idle.get(sandbox.poolKey) ?? [];
     list.push(sandbox);
-    idle.set(functionName, list);
+    idle.set(sandbox.poolKey, list);
+    if (sandbox.tenantId !== undefined) {
+      // Each tenant's environments serve it alone: past the cap, the one idle longest ends.
+      idleTenants.push(sandbox);
+      if (idleTenants.length > MAX_IDLE_TENANT_SANDBOXES) idleTenants.shift()!.kill(new Error('idle'));
+    }
+  }
+
+  /** The idle environment of `key` used last, taken off its list. */
+  function takeIdle(key: string): Sandbox | undefined {
+    const list = idle.get(key) ?? [];
+    while (list.length) {
+      const candidate = list.pop()!;
+      clearTimeout(candidate.idleTimer);
+      if (idleTenants.includes(candidate)) idleTenants.splice(idleTenants.indexOf(candidate), 1);
+      // One killed for idling stays listed until its process is gone.
+      if (candidate.usable) return candidate;
+    }
+    return undefined;
   }
 
   /** An environment of the function, initializing and listed idle: taken before its init is done, it runs the invocation right after (IPC keeps the order). */
@@ -261,11 +296,11 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
     return sandbox;
   }
 
-  /** Replaces a kept-warm function's environments taken or gone, one at a time, until it has its count idle. */
+  /** Replaces a kept-warm function's environments that ended, one at a time, until it has its count. */
   function topUp(functionName: string): void {
     const target = warm.get(functionName);
-    if (!target || closed || target.replacing?.usable && !target.replacing.ready) return;
-    if (idleCount(functionName) >= target.count) return;
+    if (!target || closed || (target.replacing?.usable && !target.replacing.ready)) return;
+    if (liveCount(functionName) >= target.count) return;
     const sandbox = warmOne(functionName, target.module);
     target.replacing = sandbox;
     // A module that cannot even be imported is not retried forever.
@@ -281,27 +316,28 @@ export function createSandboxPool(options: SandboxPoolOptions = {}) {
      */
     async keepWarm(functionName: string, module: string, count: number): Promise<void> {
       warm.set(functionName, { module, count });
-      const started = Array.from({ length: Math.max(0, count - idleCount(functionName)) }, () => warmOne(functionName, module));
+      const started = Array.from({ length: Math.max(0, count - liveCount(functionName)) }, () => warmOne(functionName, module));
       await Promise.all(started.map((sandbox) => sandbox.initialize(module, functionName)));
     },
 
-    /** A warm sandbox of the function, else the spare, else a new one. */
-    acquire(functionName: string): Sandbox {
-      const list = idle.get(functionName) ?? [];
-      let sandbox: Sandbox | undefined;
-      while (!sandbox && list.length) {
-        const candidate = list.pop()!;
-        clearTimeout(candidate.idleTimer);
-        // One killed for idling stays listed until its process is gone.
-        if (candidate.usable) sandbox = candidate;
-      }
+    /**
+     * A warm sandbox of the function, else the spare, else a new one. With a tenant (a
+     * tenant-isolated function), one of that tenant's, else one that has served no tenant
+     * yet, which is then the tenant's for good, as Lambda gives a new tenant a new environment.
+     */
+    acquire(functionName: string, tenantId?: string): Sandbox {
+      let sandbox = tenantId === undefined ? takeIdle(functionName) : (takeIdle(`${functionName}\0${tenantId}`) ?? takeIdle(functionName));
       if (!sandbox) {
         sandbox = spare?.usable ? spare : spawn();
         spare = undefined;
         sandbox.functionName = functionName;
         replenish();
       }
-      topUp(functionName);
+      if (tenantId !== undefined && sandbox.tenantId === undefined) {
+        sandbox.tenantId = tenantId;
+        // It no longer counts as the function's warm environment.
+        topUp(functionName);
+      }
       return sandbox;
     },
 

@@ -1,8 +1,9 @@
 /**
  * The local Lambda sandbox pool: environments kept warm are initialized before the pool says
- * so, those taken are replaced one at a time (a burst must not start as many imports beside
- * the environments serving it), a module that cannot be imported is not retried, and only
- * environments beyond the kept-warm count end when idle.
+ * so and count busy or idle (as provisioned concurrency does), those that end are replaced
+ * one at a time (a burst of failures must not start as many imports beside the environments
+ * still serving), a module that cannot be imported is not retried, and only environments
+ * beyond the kept-warm count end when idle.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -38,8 +39,8 @@ function pool(env: Record<string, string> = {}, idleMs?: number) {
 }
 
 let request = 0;
-const invoke = (sandbox: Sandbox) =>
-  sandbox.invoke({ module: MODULE, event: {}, functionName: 'f', invokedFunctionArn: 'arn:f', awsRequestId: `r-${request++}` }, 5_000).then(Number);
+const invoke = (sandbox: Sandbox, event: { crash?: boolean } = {}) =>
+  sandbox.invoke({ module: MODULE, event, functionName: 'f', invokedFunctionArn: 'arn:f', awsRequestId: `r-${request++}` }, 5_000).then(Number);
 
 function isAlive(pid: number): boolean {
   try {
@@ -81,15 +82,27 @@ describe('the sandbox pool', { timeout: 30_000 }, () => {
     expect(ready.map((entry) => entry.pid)).toContain(pid);
   });
 
-  it('replaces the environments a burst takes one at a time, back to the kept-warm count', async () => {
+  it('starts no environment when a burst takes the kept-warm ones: they still count', async () => {
     const sandboxes = pool();
     await sandboxes.keepWarm('f', MODULE, 3);
 
     const burst = [sandboxes.acquire('f'), sandboxes.acquire('f'), sandboxes.acquire('f')];
-    await Promise.all(burst.map(invoke));
+    await Promise.all(burst.map((sandbox) => invoke(sandbox)));
+    for (const sandbox of burst) sandboxes.release(sandbox);
+    await sleep(800);
+
+    expect(await journal()).toHaveLength(6);
+  });
+
+  it('replaces kept-warm environments that end, one at a time, back to the count', async () => {
+    const sandboxes = pool();
+    await sandboxes.keepWarm('f', MODULE, 3);
+    const warmPids = new Set((await inits()).map((entry) => entry.pid));
+
+    const burst = [sandboxes.acquire('f'), sandboxes.acquire('f'), sandboxes.acquire('f')];
+    await Promise.allSettled(burst.map((sandbox) => invoke(sandbox, { crash: true })));
 
     const all = await until(async () => ((await inits()).length >= 6 ? journal() : undefined));
-    const warmPids = new Set((await inits()).slice(0, 3).map((entry) => entry.pid));
     const replacements = all.filter((entry) => !warmPids.has(entry.pid));
     const starts = replacements.filter((entry) => entry.what === 'init-start');
     const ends = replacements.filter((entry) => entry.what === 'init-end');
@@ -116,8 +129,6 @@ describe('the sandbox pool', { timeout: 30_000 }, () => {
     await sandboxes.keepWarm('f', MODULE, 1);
     const [first, second] = [sandboxes.acquire('f'), sandboxes.acquire('f')];
     const pids = await Promise.all([invoke(first), invoke(second)]);
-    // The replacement started when the warm one was taken is the only one left idle.
-    await until(async () => ((await inits()).length >= 3 ? true : undefined));
 
     sandboxes.release(first);
     sandboxes.release(second);
