@@ -8,6 +8,7 @@ import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
 import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
+import { benchWorkspace } from './workspace';
 
 process.env.LOG_LEVEL ??= 'error';
 const cloud = await startLocalCloud({ port: 0, dataDir: null });
@@ -17,6 +18,7 @@ try {
   await benchInvocations(cloud);
   await benchHarness(cloud);
   await benchTraces(cloud);
+  await benchWorkspace(cloud);
 } finally {
   await cloud.stop();
 }

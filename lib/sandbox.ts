@@ -1,6 +1,6 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Runtime, TenancyConfig, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
@@ -14,9 +14,18 @@ const projectRoot = fileURLToPath(new URL('..', import.meta.url));
  * The function the terminal tool runs commands in (`functions/sandbox/run-command.ts`).
  * What runs there is whatever the model writes, so its role may do nothing at all: no
  * managed policy, no statement, not even CloudWatch Logs or X-Ray, so the credentials
- * Lambda hands the function are worth nothing to a command that finds them. The function
- * writes no logs on purpose (a command's output goes back to the caller, which records it
- * in the trace); Lambda's attempts to create its log group simply fail.
+ * Lambda hands the function are worth nothing to a command that finds them (a command runs
+ * as the same user as the runtime, so it can read them). The function writes no logs on
+ * purpose (a command's output goes back to the caller, which records it in the trace);
+ * Lambda's attempts to create its log group simply fail.
+ *
+ * It runs in tenant isolation mode, each invocation a tenant (RunSteps invokes it with the
+ * invocation's workspace digest as `TenantId`): an execution environment then only ever
+ * serves one invocation's commands, so a process a command leaves behind (even one that
+ * cleared its environment and left its process group) never sees another invocation's
+ * files or output, and the workspace lasts as long as the environment. Its snapshot, for a
+ * new environment, goes through presigned URLs RunSteps signs for that invocation's object
+ * only, not through a grant on the role, which every tenant's commands could use.
  */
 export class SandboxFunction extends NodejsFunction {
   /** The function's own role, always present (the base class types it as optional). */
@@ -41,6 +50,7 @@ export class SandboxFunction extends NodejsFunction {
       timeout: Duration.seconds(SANDBOX_FUNCTION_TIMEOUT_SECONDS),
       // Active tracing would need X-Ray permissions on the role.
       tracing: Tracing.DISABLED,
+      tenancyConfig: TenancyConfig.PER_TENANT,
       role,
       bundling: {
         ...sandboxBundling,

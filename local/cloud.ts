@@ -44,6 +44,8 @@ export interface LocalCloudOptions {
    * service (`dynamodb`, `s3`, `stepfunctions`, `secretsmanager`, `lambda`), through proxies.
    */
   countRequests?: RequestCounts;
+  /** For tests: every command of the terminal tool runs in a new execution environment, so its workspace is restored from the snapshot each time. */
+  freshSandboxEnvironments?: boolean;
 }
 
 export interface LocalCloud {
@@ -203,7 +205,8 @@ const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: 8 };
 function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {
   if (!env.SANDBOX_FUNCTION_NAME) return [];
   const module = bundles.get(LOCAL_FUNCTIONS.sandbox.name)!;
-  return [{ name: env.SANDBOX_FUNCTION_NAME, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS }];
+  // Tenant isolation, as CDK deploys it (lib/sandbox.ts): each invocation's commands in environments of their own.
+  return [{ name: env.SANDBOX_FUNCTION_NAME, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS, perTenant: true }];
 }
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -281,6 +284,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
         functions: invokedFunctions(env, built),
         runner: built.get(RUNNER.name)!,
         isolation: { hidden: hiddenFromCommands(dataDir) },
+        ...(options.freshSandboxEnvironments ? { freshEnvironments: true } : {}),
       });
       return lambda;
     });

@@ -18,6 +18,8 @@ export interface InvokeMessage {
   functionName: string;
   invokedFunctionArn: string;
   awsRequestId: string;
+  /** The tenant of a tenant-isolated function's invocation: `context.tenantId`, as on Lambda. */
+  tenantId?: string;
   /** The function's timeout, counted from the handler call (init is not part of it, as on Lambda). */
   timeoutMs: number;
 }
@@ -94,6 +96,7 @@ async function invoke(message: InvokeMessage): Promise<void> {
     invokedFunctionArn: message.invokedFunctionArn,
     memoryLimitInMB: '1024',
     awsRequestId: message.awsRequestId,
+    ...(message.tenantId !== undefined ? { tenantId: message.tenantId } : {}),
     logGroupName: `/aws/lambda/${message.functionName}`,
     logStreamName: `${new Date().toISOString().slice(0, 10).replaceAll('-', '/')}/[$LATEST]${process.pid}`,
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),

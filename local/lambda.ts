@@ -26,6 +26,8 @@ export interface LocalFunction {
   /** Absolute path of the handler module. */
   module: string;
   timeoutSeconds: number;
+  /** Tenant isolation mode (`TenancyConfig.PER_TENANT`): every invocation names its tenant, and an environment serves one tenant only. */
+  perTenant?: boolean;
 }
 
 export interface LambdaOptions {
@@ -42,6 +44,12 @@ export interface LambdaOptions {
    * hidden from it: its own `/tmp`, an unprivileged user, the system read-only.
    */
   isolation?: { hidden: readonly string[] };
+  /**
+   * A test setting: every invocation gets a new execution environment, ended after it, as
+   * when Lambda has recycled or scaled out the last one (the terminal tool's workspace is
+   * then restored from its snapshot at every command).
+   */
+  freshEnvironments?: boolean;
 }
 
 export interface LambdaEndpoint {
@@ -53,6 +61,8 @@ export interface LambdaEndpoint {
 // Lambda's limit on a synchronous invocation's request and response payloads.
 const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+// Lambda's tenant id: 1 to 256 of these characters.
+const TENANT_ID = /^[a-zA-Z0-9._:/=+\-@ ]{1,256}$/;
 const FUNCTION_ARN = new RegExp(`^arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT_ID}:function:([A-Za-z0-9_-]+)(?::\\$LATEST)?$`);
 
 /** An error Lambda answers itself, before or instead of running the function. */
@@ -105,6 +115,19 @@ function functionNameOf(segment: string): string {
   return FUNCTION_ARN.exec(name)?.[1] ?? name.replace(/:\$LATEST$/, '');
 }
 
+/** The invocation's tenant (`X-Amz-Tenant-Id`): required by a tenant-isolated function, refused by any other, as Lambda does. */
+function tenantOf(request: IncomingMessage, fn: LocalFunction): string | undefined {
+  const header = request.headers['x-amz-tenant-id'];
+  const tenantId = Array.isArray(header) ? header[0] : header;
+  if (tenantId === undefined) {
+    if (fn.perTenant) throw new ServiceError('InvalidParameterValueException', 400, `Function ${fn.name} uses tenant isolation: the invocation must name a TenantId`);
+    return undefined;
+  }
+  if (!fn.perTenant) throw new ServiceError('InvalidParameterValueException', 400, `Function ${fn.name} does not use tenant isolation: TenantId is not allowed`);
+  if (!TENANT_ID.test(tenantId)) throw new ServiceError('InvalidParameterValueException', 400, 'TenantId must be 1 to 256 characters of letters, digits and ._:/=+-@ and space');
+  return tenantId;
+}
+
 /** Starts the endpoint; resolves once it listens. */
 export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoint> {
   const functions = new Map(options.functions.map((fn) => [fn.name, fn]));
@@ -145,11 +168,12 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
       throw new ServiceError('InvalidRequestContentException', 400, `Could not parse request body into json: ${(error as Error).message}`);
     }
 
-    const sandbox = pool.acquire(fn.name);
+    const tenantId = tenantOf(request, fn);
+    const sandbox = pool.acquire(fn.name, tenantId);
     try {
       const awsRequestId = randomUUID();
       const payload = await sandbox.invoke(
-        { module: fn.module, event, functionName: fn.name, invokedFunctionArn: functionArn(fn.name), awsRequestId },
+        { module: fn.module, event, functionName: fn.name, invokedFunctionArn: functionArn(fn.name), awsRequestId, ...(tenantId !== undefined ? { tenantId } : {}) },
         fn.timeoutSeconds * 1000,
       );
       if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
@@ -162,7 +186,8 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
       if (!(error instanceof FunctionError)) throw new ServiceError('ServiceException', 500, (error as Error).message);
       sendFunctionError(response, error.error);
     } finally {
-      pool.release(sandbox);
+      if (options.freshEnvironments) sandbox.kill(new Error('a fresh environment for every invocation'));
+      else pool.release(sandbox);
     }
   }
 

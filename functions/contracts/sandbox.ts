@@ -20,6 +20,9 @@ export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
 /** What is kept of stdout and of stderr each; the rest is dropped and flagged. */
 export const MAX_OUTPUT_BYTES = 32 * 1024;
 
+/** The largest workspace snapshot kept, compressed; a larger workspace does not survive a new environment. */
+export const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
+
 export const SandboxRequest = z.strictObject({
   /** A hex SHA-256 the caller derives from the organization and the invocation key: never a path. */
   workspace: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters'),
@@ -29,6 +32,13 @@ export const SandboxRequest = z.strictObject({
     .refine((command) => Buffer.byteLength(command) <= MAX_COMMAND_BYTES, `must be at most ${MAX_COMMAND_BYTES} bytes`)
     .refine((command) => !command.includes('\0'), 'must not contain NUL characters'),
   timeout_seconds: z.int().min(1).max(MAX_COMMAND_SECONDS),
+  /**
+   * Presigned URLs of the invocation's workspace snapshot, signed by the caller for this
+   * invocation's object only: `get` restores it in a fresh environment, `put` saves it after
+   * a command that changed the workspace. Without them the workspace lives only as long as
+   * the environment.
+   */
+  snapshot: z.strictObject({ get: z.url(), put: z.url() }).optional(),
 });
 export type SandboxRequest = z.infer<typeof SandboxRequest>;
 
@@ -44,9 +54,12 @@ export interface SandboxResult {
   stdout_truncated?: true;
   stderr_truncated?: true;
   /**
-   * The workspace was created empty for this command: the invocation's first command in
-   * this execution environment, or its earlier files were cleared (another invocation's
-   * command ran there in between, or the command ran in another environment).
+   * How the command found its working directory: `kept` from the invocation's earlier
+   * commands in this environment; `restored` from its snapshot in a fresh environment;
+   * `new` (empty: nothing was saved before); `lost` (empty: the last snapshot was over the
+   * bound, so the earlier files are gone).
    */
-  workspace_created: boolean;
+  workspace: 'kept' | 'restored' | 'new' | 'lost';
+  /** After a command that changed the workspace, when snapshots are asked for: what became of its snapshot. */
+  snapshot?: { status: 'saved'; bytes: number } | { status: 'too_large' } | { status: 'failed'; error: string };
 }

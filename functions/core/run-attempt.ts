@@ -19,7 +19,7 @@ import { getRevision } from '#data/agents';
 import { listAttempts } from '#data/attempts';
 import type { InvocationFacts } from '#data/invocations';
 import { listMessages } from '#data/messages';
-import { checkpointKey, getJson, putJson } from '#data/payloads';
+import { checkpointKey, getJson, putJson, workspaceSnapshotUrls } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
 import { startNextAttempt, totalUsage } from './attempts';
@@ -102,7 +102,10 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const provider = createProvider(agent.model.provider, credential, { timeoutMs: MODEL_TRY_TIMEOUT_MS });
   const spans = spanStore(organizationId, invocation, { holdEnds: true, onWrite: () => watchdog.progress() });
 
-  const toolbox = await openToolbox(agent, { organizationId, invocation, secrets, redactor, signal, log });
+  const toolbox = await openToolbox(agent, {
+    organizationId, invocation, secrets, redactor, signal, log,
+    workspaceSnapshotUrls: (seconds) => workspaceSnapshotUrls(organizationId, invocationKey, seconds),
+  });
   try {
     // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
     const newAttemptState = async (start: Awaited<ReturnType<typeof conversation>>) => {

@@ -21,6 +21,8 @@ export interface ToolboxContext {
   redactor: Redactor;
   signal: AbortSignal;
   log?: Logger;
+  /** URLs of the invocation's terminal workspace snapshot, valid for the seconds asked. */
+  workspaceSnapshotUrls?(seconds: number): Promise<{ get: string; put: string }>;
 }
 
 /** What one kind of tool contributes. */

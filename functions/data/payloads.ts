@@ -8,9 +8,12 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '#core/config';
 
 export const s3 = new S3Client({});
+// Signs URLs without the SDK's optional checksum parameters: the sandbox uploads with plain fetch.
+const signer = new S3Client({ requestChecksumCalculation: 'WHEN_REQUIRED' });
 
 /** Resolves when the bucket answers; rejects with the reason otherwise. */
 export async function probeBucket(signal: AbortSignal): Promise<void> {
@@ -60,6 +63,24 @@ export async function getBytes(key: string, firstBytes?: number): Promise<Uint8A
     if (error instanceof NoSuchKey || (error instanceof Error && error.name === 'NoSuchKey')) return undefined;
     throw error;
   }
+}
+
+/** Where an invocation's terminal workspace snapshot lives: beside its checkpoints, so it expires and is deleted with them. */
+export function workspaceSnapshotKey(organizationId: string, invocationKey: string): string {
+  return `checkpoints/${segment(organizationId)}/${segment(invocationKey)}/workspace.tar.gz`;
+}
+
+/**
+ * URLs to read and to replace an invocation's workspace snapshot, valid for `seconds`: all
+ * the sandbox function, whose role may do nothing, ever gets to reach the bucket with.
+ */
+export async function workspaceSnapshotUrls(organizationId: string, invocationKey: string, seconds: number): Promise<{ get: string; put: string }> {
+  const target = { Bucket: config.payloadBucket, Key: workspaceSnapshotKey(organizationId, invocationKey) };
+  const [get, put] = await Promise.all([
+    getSignedUrl(signer, new GetObjectCommand(target), { expiresIn: seconds }),
+    getSignedUrl(signer, new PutObjectCommand(target), { expiresIn: seconds }),
+  ]);
+  return { get, put };
 }
 
 /** Deletes every payload and checkpoint of an invocation (one listing page, up to 1000 keys, per request). */

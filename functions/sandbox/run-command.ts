@@ -5,13 +5,13 @@
  * of the service; the credentials Lambda puts into this process's environment are still
  * kept from the command, which sees only a handful of harmless variables.
  *
- * Workspaces live under the function's temporary directory. An execution environment
- * serves commands of any organization one after another, so before each command it is
- * emptied of everything another invocation left: files (other workspaces, anything else in
- * the temporary directory) and processes (whatever escaped a command's process group).
- * A workspace therefore keeps its files from one command to the next only while its
- * environment runs no other invocation's command in between; `workspace_created` tells
- * the tool when it starts over.
+ * It runs in tenant isolation mode, the tenant being the invocation (its workspace id): an
+ * execution environment only ever serves one invocation's commands, so nothing a command
+ * leaves behind, files or processes, can meet another invocation's. Workspaces live under
+ * the function's temporary directory and, when the caller hands snapshot URLs, are saved
+ * after each command that changed them and restored in a fresh environment (`snapshot.ts`).
+ * An environment serving commands without a tenant (a deployment without isolation) is
+ * still emptied of other workspaces and marked processes before each command.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,23 +20,41 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { MAX_OUTPUT_BYTES, SandboxRequest, type SandboxResult } from '#contracts/sandbox';
+import { fingerprint, restoreSnapshot, saveSnapshot } from './snapshot';
 
 // Once the shell has exited and its group is killed, the pipes close at once unless a
 // process that left the group holds them; its output is not waited for beyond this.
 const PIPE_GRACE_MS = 500;
 const FALLBACK_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** Runs the event's command; a malformed event is an error of the function. */
-export async function handler(event: unknown): Promise<SandboxResult> {
+/** Runs the event's command; a malformed event, or one for another tenant's workspace, is an error of the function. */
+export async function handler(event: unknown, context?: { tenantId?: string }): Promise<SandboxResult> {
   const parsed = SandboxRequest.safeParse(event);
   if (!parsed.success) throw new TypeError(`invalid sandbox request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   const request = parsed.data;
+  // Under tenant isolation the tenant is the invocation: its environment serves no other workspace.
+  if (context?.tenantId !== undefined && context.tenantId !== request.workspace) throw new TypeError('the workspace is not this environment\'s tenant');
   await killMarkedProcesses();
   const { dir, created } = await openWorkspace(join(tmpdir(), 'workspaces'), request.workspace);
   try {
-    return { ...(await runCommand(request.command, dir, request.timeout_seconds * 1000)), workspace_created: created };
+    const workspace = created ? await fill(dir, request.snapshot?.get) : 'kept';
+    const before = request.snapshot ? await fingerprint(dir) : '';
+    const result = await runCommand(request.command, dir, request.timeout_seconds * 1000);
+    const changed = request.snapshot !== undefined && (await fingerprint(dir)) !== before;
+    return { ...result, workspace, ...(changed ? { snapshot: await saveSnapshot(dir, request.snapshot!.put) } : {}) };
   } finally {
     await killMarkedProcesses();
+  }
+}
+
+/** Fills a workspace created empty from the invocation's snapshot; one that could not be filled is removed, so the next command tries again. */
+async function fill(dir: string, snapshotUrl: string | undefined): Promise<SandboxResult['workspace']> {
+  if (!snapshotUrl) return 'new';
+  try {
+    return await restoreSnapshot(dir, snapshotUrl);
+  } catch (error) {
+    await removeAll(dir);
+    throw error;
   }
 }
 
@@ -118,7 +136,7 @@ function capture(stream: Readable, limit: number) {
   return { closed, text: () => Buffer.concat(chunks).toString('utf8'), truncated: () => truncated };
 }
 
-async function runCommand(command: string, workspace: string, timeoutMs: number): Promise<Omit<SandboxResult, 'workspace_created'>> {
+async function runCommand(command: string, workspace: string, timeoutMs: number): Promise<Omit<SandboxResult, 'workspace' | 'snapshot'>> {
   // Its own process group (detached), so a timeout kills everything the command started.
   const child = spawn('bash', ['-c', command], {
     cwd: workspace,

@@ -45,7 +45,13 @@ describe('the terminal tool sandbox', () => {
     expect(properties.TracingConfig?.Mode).not.toBe('Active');
   });
 
-  it('has a role that may do nothing at all', () => {
+  it('runs in tenant isolation mode: an execution environment serves one tenant (one invocation) only', () => {
+    const { properties } = functionBy(template, SANDBOX);
+
+    expect(properties.TenancyConfig).toEqual({ TenantIsolationMode: 'PER_TENANT' });
+  });
+
+  it('has a role that may do nothing at all, not even reach the workspace snapshots (presigned URLs do)', () => {
     const { properties } = functionBy(template, SANDBOX);
     const roleId = properties.Role['Fn::GetAtt'][0];
     const role = template.findResources('AWS::IAM::Role')[roleId]!;

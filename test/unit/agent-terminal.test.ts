@@ -10,8 +10,16 @@ import { terminalTools, workspaceOf } from '#functions/agent/tools/terminal';
 import type { Tool } from '#functions/agent/types';
 
 const model = { name: 'm', provider: { name: 'openai' as const } };
+const snapshot = { get: 'https://bucket.example/get', put: 'https://bucket.example/put' };
 const context = (organizationId = 'org_a', invocationKey = 'key-1') =>
-  ({ organizationId, invocation: { invocation_key: invocationKey } as Invocation, secrets: new Map(), redactor: createRedactor(new Map()), signal: new AbortController().signal }) satisfies ToolboxContext;
+  ({
+    organizationId,
+    invocation: { invocation_key: invocationKey } as Invocation,
+    secrets: new Map(),
+    redactor: createRedactor(new Map()),
+    signal: new AbortController().signal,
+    workspaceSnapshotUrls: async () => snapshot,
+  }) satisfies ToolboxContext;
 // The client wraps payload bytes in a blob adapter; the tool reads them as bytes only.
 const payload = (value: unknown) => Buffer.from(JSON.stringify(value)) as unknown as InvokeCommandOutput['Payload'];
 const sent = (lambda: ReturnType<typeof mockClient>) => JSON.parse(Buffer.from(lambda.commandCalls(InvokeCommand)[0]!.args[0].input.Payload as Uint8Array).toString('utf8'));
@@ -37,28 +45,35 @@ describe('the terminal tool', () => {
     expect(tool.parameters).toMatchObject({ type: 'object', required: ['command'] });
   });
 
-  it("sends the command to the sandbox function with the invocation's workspace and the configured timeout", async () => {
-    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: 'hi\n', stderr: '', timed_out: false }) });
+  it("sends the command to the sandbox function as the invocation's tenant, with its workspace, snapshot URLs and the configured timeout", async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: 'hi\n', stderr: '', timed_out: false, workspace: 'new' }) });
     const tool = await terminal({ model, tools: { terminal: { timeout_seconds: 7 } } });
 
     const result = await tool.call({ command: 'echo hi' }, { signal: new AbortController().signal });
 
-    expect(lambda).toHaveReceivedCommandWith(InvokeCommand, { FunctionName: 'sandbox-fn' });
-    expect(sent(lambda)).toEqual({ workspace: workspaceOf('org_a', 'key-1'), command: 'echo hi', timeout_seconds: 7 });
+    const workspace = workspaceOf('org_a', 'key-1');
+    expect(lambda).toHaveReceivedCommandWith(InvokeCommand, { FunctionName: 'sandbox-fn', TenantId: workspace });
+    expect(sent(lambda)).toEqual({ workspace, command: 'echo hi', timeout_seconds: 7, snapshot });
     expect(result).toBe('exit code: 0\n--- stdout ---\nhi\n--- stderr ---\n(empty)');
   });
 
-  it('tells the model when the working directory was cleared between its commands', async () => {
-    const result = (created: boolean) => ({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: '', stderr: '', timed_out: false, workspace_created: created }) });
-    lambda.on(InvokeCommand).resolvesOnce(result(true)).resolvesOnce(result(false)).resolvesOnce(result(true));
+  it('tells the model plainly when its files are gone or may not last, and nothing when they are safe', async () => {
+    const answer = (extra: object) => ({ StatusCode: 200, Payload: payload({ exit_code: 0, stdout: '', stderr: '', timed_out: false, workspace: 'kept', ...extra }) });
+    lambda
+      .on(InvokeCommand)
+      .resolvesOnce(answer({ workspace: 'restored', snapshot: { status: 'saved', bytes: 120 } }))
+      .resolvesOnce(answer({ snapshot: { status: 'too_large' } }))
+      .resolvesOnce(answer({ workspace: 'lost' }))
+      .resolvesOnce(answer({ snapshot: { status: 'failed', error: 'the snapshot could not be stored (503)' } }));
     const tool = await terminal();
     const call = () => tool.call({ command: 'ls' }, { signal: new AbortController().signal }) as Promise<string>;
 
-    const [first, second, third] = [await call(), await call(), await call()];
+    const [restored, tooLarge, lost, failed] = [await call(), await call(), await call(), await call()];
 
-    expect(first).toMatch(/^exit code: 0/);
-    expect(second).toMatch(/^exit code: 0/);
-    expect(third).toMatch(/^note: the working directory was reset before this command; files from earlier commands are gone\nexit code: 0/);
+    expect(restored).toMatch(/^exit code: 0/);
+    expect(tooLarge).toMatch(/^note: the working directory is now larger than 64 MiB compressed: its files stay for now, but may be lost before a later command; keep it smaller to keep them\nexit code: 0/);
+    expect(lost).toMatch(/^note: the working directory was reset before this command: it had grown past 64 MiB compressed, so its files could not be kept and are gone\nexit code: 0/);
+    expect(failed).toMatch(/^note: the working directory could not be saved \(the snapshot could not be stored \(503\)\): its files stay for now, but may be lost before a later command\nexit code: 0/);
   });
 
   it('runs commands for 30 s when the configuration does not say', async () => {

@@ -17,8 +17,8 @@ let client: LambdaClient;
 let tmpDir: string;
 
 const decode = (payload: Uint8Array | undefined) => JSON.parse(Buffer.from(payload ?? []).toString('utf8'));
-const invoke = (FunctionName: string, event: unknown) =>
-  client.send(new InvokeCommand({ FunctionName, Payload: Buffer.from(JSON.stringify(event)) }));
+const invoke = (FunctionName: string, event: unknown, TenantId?: string) =>
+  client.send(new InvokeCommand({ FunctionName, Payload: Buffer.from(JSON.stringify(event)), ...(TenantId ? { TenantId } : {}) }));
 
 beforeAll(async () => {
   // The service's own configuration, which no function of the endpoint may see.
@@ -28,6 +28,7 @@ beforeAll(async () => {
     tmpDir,
     functions: [
       { name: 'fixture', module: FIXTURE, timeoutSeconds: 1 },
+      { name: 'per-tenant', module: FIXTURE, timeoutSeconds: 5, perTenant: true },
       { name: 'sandbox', module: SANDBOX, timeoutSeconds: 30 },
     ],
   });
@@ -75,6 +76,27 @@ describe('the local Lambda endpoint', () => {
     expect(decode(result.Payload)).toMatchObject({ errorType: 'Sandbox.Timedout', errorMessage: expect.stringContaining('Task timed out after 1.00 seconds') });
   });
 
+  it('serves a tenant-isolated function per tenant: environments are never shared between tenants, and context.tenantId names it', async () => {
+    const pidOf = async (tenant: string) => {
+      const answer = decode((await invoke('per-tenant', {}, tenant)).Payload);
+      expect(answer.tenantId).toBe(tenant);
+      return answer.pid as number;
+    };
+
+    const [blue, green] = await Promise.all([pidOf('blue'), pidOf('green')]);
+    const [blueAgain, greenAgain] = [await pidOf('blue'), await pidOf('green')];
+
+    expect(blue).not.toBe(green);
+    expect(blueAgain).toBe(blue);
+    expect(greenAgain).toBe(green);
+  });
+
+  it('asks a tenant-isolated function for its TenantId, and refuses one for any other function', async () => {
+    await expect(invoke('per-tenant', {})).rejects.toThrow(/TenantId/);
+    await expect(invoke('fixture', {}, 'blue')).rejects.toThrow(/TenantId/);
+    await expect(invoke('per-tenant', {}, 'not/valid\ttenant')).rejects.toThrow(/TenantId/);
+  });
+
   it('answers ResourceNotFoundException for a function it does not have', async () => {
     await expect(invoke('absent', {})).rejects.toBeInstanceOf(ResourceNotFoundException);
   });
@@ -90,5 +112,23 @@ describe('the local Lambda endpoint', () => {
     expect(stdout.split('\n')[0]).toMatch(new RegExp(`^${tmpDir}/env-[^/]+/workspaces/${workspace}$`));
     expect(stdout).not.toContain(CANARY);
     expect(stdout).not.toMatch(/^AWS_/m);
+  });
+});
+
+describe('with a fresh environment for every invocation (a test setting)', () => {
+  it('runs each invocation of a tenant in a new environment, and ends it after', async () => {
+    const fresh = await startLambda({ tmpDir, freshEnvironments: true, functions: [{ name: 'per-tenant', module: FIXTURE, timeoutSeconds: 5, perTenant: true }] });
+    const freshClient = new LambdaClient({ endpoint: fresh.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+    try {
+      const pidOf = async () =>
+        decode((await freshClient.send(new InvokeCommand({ FunctionName: 'per-tenant', TenantId: 'blue', Payload: Buffer.from('{}') }))).Payload).pid as number;
+
+      const [first, second] = [await pidOf(), await pidOf()];
+
+      expect(second).not.toBe(first);
+    } finally {
+      freshClient.destroy();
+      await fresh.stop();
+    }
   });
 });

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_OUTPUT_BYTES, type SandboxResult } from '#contracts/sandbox';
+import { MAX_OUTPUT_BYTES, MAX_SNAPSHOT_BYTES, type SandboxResult } from '#contracts/sandbox';
 import { handler } from '#functions/sandbox/run-command';
 
 // Real commands in real processes: the handler's temporary directory is pointed at a
@@ -45,7 +47,7 @@ describe('the sandbox function', () => {
   it('answers with the exit code, stdout and stderr', async () => {
     const result = await run('echo out; echo err >&2; exit 3');
 
-    expect(result).toEqual({ exit_code: 3, stdout: 'out\n', stderr: 'err\n', timed_out: false, workspace_created: true });
+    expect(result).toEqual({ exit_code: 3, stdout: 'out\n', stderr: 'err\n', timed_out: false, workspace: 'new' });
   });
 
   it('keeps files between commands of one workspace, and shows them to no other', async () => {
@@ -53,8 +55,8 @@ describe('the sandbox function', () => {
     const again = await run('cat f.txt', 'persist-a');
     const other = await run('ls -A; cat f.txt', 'persist-b');
 
-    expect(first).toMatchObject({ stdout: `${join(root, 'workspaces', workspaceId('persist-a'))}\n`, workspace_created: true });
-    expect(again).toMatchObject({ exit_code: 0, stdout: 'hi\n', workspace_created: false });
+    expect(first).toMatchObject({ stdout: `${join(root, 'workspaces', workspaceId('persist-a'))}\n`, workspace: 'new' });
+    expect(again).toMatchObject({ exit_code: 0, stdout: 'hi\n', workspace: 'kept' });
     expect(other.exit_code).toBe(1);
     expect(other.stdout).toBe('');
     expect(other.stderr).toContain('No such file');
@@ -71,7 +73,7 @@ describe('the sandbox function', () => {
 
     expect(other.stdout).not.toContain(workspaceId('org-a'));
     expect(other.stdout).not.toContain('loose.txt');
-    expect(back).toMatchObject({ exit_code: 0, stdout: '', workspace_created: true });
+    expect(back).toMatchObject({ exit_code: 0, stdout: '', workspace: 'new' });
   });
 
   it('kills what a command left running outside its process group before the next command', async () => {
@@ -144,5 +146,105 @@ describe('the sandbox function', () => {
     [null, /invalid sandbox request/],
   ])('refuses a malformed request %#', async (event, message) => {
     await expect(handler(event)).rejects.toThrow(message);
+  });
+});
+
+/** Stands in for the presigned URLs of the bucket: GET and PUT of objects kept in memory, 404 when missing. */
+function snapshotStore() {
+  const objects = new Map<string, Buffer>();
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const key = request.url!;
+      if (request.method === 'PUT') {
+        objects.set(key, Buffer.concat(chunks));
+        response.writeHead(200).end();
+      } else if (objects.has(key)) response.writeHead(200).end(objects.get(key));
+      else response.writeHead(404).end('NoSuchKey');
+    });
+  });
+  const listening = new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    objects,
+    async urls(name: string) {
+      await listening;
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${name}`;
+      return { get: url, put: url };
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('the workspace snapshot', { timeout: 30_000 }, () => {
+  const store = snapshotStore();
+  afterAll(() => store.close());
+
+  const runWith = async (command: string, workspace: string) =>
+    (await handler({ workspace: workspaceId(workspace), command, timeout_seconds: 30, snapshot: await store.urls(workspace) })) as SandboxResult;
+  // Another workspace's command empties this environment of every other one, as a fresh environment would be.
+  const elsewhere = () => run('true', 'someone-else');
+
+  it('is saved after a command that changed the workspace, and only then', async () => {
+    const wrote = await runWith('mkdir -p d && echo one > d/f.txt', 'snap-a');
+    const read = await runWith('cat d/f.txt', 'snap-a');
+
+    expect(wrote).toMatchObject({ exit_code: 0, workspace: 'new', snapshot: { status: 'saved' } });
+    expect((wrote.snapshot as { bytes: number }).bytes).toBe(store.objects.get('/snap-a')!.length);
+    expect(read).toMatchObject({ stdout: 'one\n', workspace: 'kept' });
+    expect(read.snapshot).toBeUndefined();
+  });
+
+  it('restores the files in a fresh environment, and keeps what later commands change', async () => {
+    await runWith('echo kept > a.txt && chmod 750 a.txt && ln -s a.txt link', 'snap-b');
+    await elsewhere();
+
+    const restored = await runWith('cat link && stat -c %a a.txt && echo two >> a.txt', 'snap-b');
+    await elsewhere();
+    const again = await runWith('cat a.txt', 'snap-b');
+
+    expect(restored).toMatchObject({ exit_code: 0, stdout: 'kept\n750\n', workspace: 'restored', snapshot: { status: 'saved' } });
+    expect(again).toMatchObject({ stdout: 'kept\ntwo\n', workspace: 'restored' });
+  });
+
+  it('is not kept past the bound: the model is told, and a fresh environment says the files were lost', async () => {
+    const megabytes = Math.ceil(MAX_SNAPSHOT_BYTES / (1024 * 1024)) + 1;
+    const big = await runWith(`head -c ${megabytes}M /dev/urandom > noise.bin && echo small > note.txt`, 'snap-c');
+    const stillHere = await runWith('cat note.txt', 'snap-c');
+    await elsewhere();
+    const fresh = await runWith('ls -A', 'snap-c');
+
+    expect(big).toMatchObject({ exit_code: 0, snapshot: { status: 'too_large' } });
+    expect(store.objects.get('/snap-c')).toHaveLength(0);
+    expect(stillHere).toMatchObject({ stdout: 'small\n', workspace: 'kept' });
+    expect(fresh).toMatchObject({ exit_code: 0, stdout: '', workspace: 'lost' });
+  });
+
+  it('says when the snapshot could not be stored, and the command still answers', async () => {
+    const { get } = await store.urls('snap-d');
+    const result = (await handler({
+      workspace: workspaceId('snap-d'),
+      command: 'echo x > f && echo done',
+      timeout_seconds: 5,
+      snapshot: { get, put: 'http://127.0.0.1:9/refused' },
+    })) as SandboxResult;
+
+    expect(result).toMatchObject({ exit_code: 0, stdout: 'done\n', workspace: 'new', snapshot: { status: 'failed' } });
+  });
+
+  it('fails the command when a fresh workspace cannot be restored, and tries again at the next', async () => {
+    await runWith('echo saved > f', 'snap-e');
+    await elsewhere();
+    const unreachable = { workspace: workspaceId('snap-e'), command: 'cat f', timeout_seconds: 5, snapshot: { get: 'http://127.0.0.1:9/x', put: 'http://127.0.0.1:9/x' } };
+
+    await expect(handler(unreachable)).rejects.toThrow();
+    expect(await runWith('cat f', 'snap-e')).toMatchObject({ stdout: 'saved\n', workspace: 'restored' });
+  });
+
+  it('refuses a workspace that is not the environment\'s tenant', async () => {
+    const event = { workspace: workspaceId('tenant-a'), command: 'true', timeout_seconds: 1 };
+
+    await expect(handler(event, { tenantId: workspaceId('tenant-b') })).rejects.toThrow(/tenant/);
+    await expect(handler(event, { tenantId: workspaceId('tenant-a') })).resolves.toMatchObject({ exit_code: 0 });
   });
 });

@@ -2,12 +2,15 @@
  * The terminal tool: the model runs `bash -c` commands in a working directory of its
  * invocation, which starts empty and keeps its files from one command to the next. The
  * commands run in the sandbox function (`functions/sandbox/run-command.ts`), invoked
- * through Lambda: a function whose role may do nothing and whose commands see no
- * credential, so nothing the model runs can reach the service's resources.
+ * through Lambda with the invocation as its tenant: a function whose role may do nothing
+ * and whose commands see no credential, so nothing the model runs can reach the service's
+ * resources, and whose execution environments each serve one invocation only. Each command
+ * carries presigned URLs of the invocation's workspace snapshot, so the files survive a new
+ * environment.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { AgentConfig } from '#contracts/agent';
-import { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, type SandboxRequest, type SandboxResult } from '#contracts/sandbox';
+import { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, MAX_SNAPSHOT_BYTES, type SandboxRequest, type SandboxResult } from '#contracts/sandbox';
 import { config } from '#core/config';
 import { sha256 } from '#core/ids';
 import type { ToolboxContext, ToolSet } from '#core/toolbox';
@@ -18,9 +21,13 @@ const lambda = new LambdaClient({});
 /** `tools.terminal.timeout_seconds` when the configuration does not say (CONTRACT.md). */
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
+// The snapshot URLs outlive the longest command and the transfers around it.
+const SNAPSHOT_URL_SECONDS = 15 * 60;
+
 /**
- * The workspace of an invocation: a digest, so the sandbox is never handed a path, and
- * two organizations using the same invocation key never share a directory.
+ * The workspace of an invocation, and its tenant on the sandbox function: a digest, so the
+ * sandbox is never handed a path, two organizations using the same invocation key never
+ * share a directory or an environment, and it fits Lambda's tenant id (64 hex characters).
  */
 export function workspaceOf(organizationId: string, invocationKey: string): string {
   return sha256(JSON.stringify([organizationId, invocationKey]));
@@ -39,6 +46,7 @@ export async function terminalTools(agent: AgentConfig, context: ToolboxContext)
         functionName,
         workspace: workspaceOf(context.organizationId, context.invocation.invocation_key),
         timeoutSeconds: options.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+        ...(context.workspaceSnapshotUrls ? { snapshotUrls: () => context.workspaceSnapshotUrls!(SNAPSHOT_URL_SECONDS) } : {}),
       }),
     ],
   };
@@ -48,12 +56,11 @@ interface TerminalOptions {
   functionName: string;
   workspace: string;
   timeoutSeconds: number;
+  /** URLs of the invocation's workspace snapshot; without them files last only as long as an environment. */
+  snapshotUrls?: () => Promise<{ get: string; put: string }>;
 }
 
 function terminalTool(options: TerminalOptions): Tool {
-  // Whether a command of this invocation ran in this slice: a workspace created after one
-  // did means its files were cleared, which the model must be told.
-  let ran = false;
   return {
     name: 'terminal',
     description:
@@ -67,19 +74,40 @@ function terminalTool(options: TerminalOptions): Tool {
       additionalProperties: false,
     },
     async call(args, context) {
-      const request: SandboxRequest = { workspace: options.workspace, command: commandOf(args), timeout_seconds: options.timeoutSeconds };
+      const command = commandOf(args);
+      const request: SandboxRequest = {
+        workspace: options.workspace,
+        command,
+        timeout_seconds: options.timeoutSeconds,
+        ...(options.snapshotUrls ? { snapshot: await options.snapshotUrls() } : {}),
+      };
       const answer = await lambda.send(
-        new InvokeCommand({ FunctionName: options.functionName, Payload: Buffer.from(JSON.stringify(request)) }),
+        // The invocation is the tenant: an environment only ever runs its commands.
+        new InvokeCommand({ FunctionName: options.functionName, TenantId: options.workspace, Payload: Buffer.from(JSON.stringify(request)) }),
         { abortSignal: context.signal },
       );
       const payload = Buffer.from(answer.Payload ?? []).toString('utf8');
       if (answer.FunctionError) throw new Error(`the sandbox could not run the command: ${functionErrorOf(payload)}`);
       const result = JSON.parse(payload) as SandboxResult;
-      const reset = ran && result.workspace_created;
-      ran = true;
-      return `${reset ? 'note: the working directory was reset before this command; files from earlier commands are gone\n' : ''}${render(result, options.timeoutSeconds)}`;
+      return [...notes(result), render(result, options.timeoutSeconds)].join('\n');
     },
   };
+}
+
+const SNAPSHOT_BOUND = `${MAX_SNAPSHOT_BYTES / (1024 * 1024)} MiB`;
+
+/** What the model must know about its working directory beyond the command's own result. */
+function notes(result: SandboxResult): string[] {
+  const said: string[] = [];
+  if (result.workspace === 'lost') {
+    said.push(`note: the working directory was reset before this command: it had grown past ${SNAPSHOT_BOUND} compressed, so its files could not be kept and are gone`);
+  }
+  if (result.snapshot?.status === 'too_large') {
+    said.push(`note: the working directory is now larger than ${SNAPSHOT_BOUND} compressed: its files stay for now, but may be lost before a later command; keep it smaller to keep them`);
+  } else if (result.snapshot?.status === 'failed') {
+    said.push(`note: the working directory could not be saved (${result.snapshot.error}): its files stay for now, but may be lost before a later command`);
+  }
+  return said;
 }
 
 function commandOf(args: unknown): string {
