@@ -7,8 +7,8 @@
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
-import { sha256 } from '#core/ids';
+import { config } from '#kit/config';
+import { sha256 } from '#kit/ids';
 import { dynamo } from '#data/dynamo';
 import type { Invocation } from '#data/invocations';
 import { keys } from '#data/keys';

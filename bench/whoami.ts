@@ -6,7 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#data/keys';
-import { sha256 } from '#core/ids';
+import { sha256 } from '#kit/ids';
 import type { LocalCloud } from '#local/cloud';
 import { figures, printComparison, sample } from './stats';
 

@@ -10,6 +10,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Access, Route } from '#functions/routes';
 import { bindCursorKey, bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
+import { ENV } from '#kit/env';
 
 /**
  * The longest a run request waits in one answer: below API Gateway's ~29 s integration
@@ -119,7 +120,7 @@ function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiPr
   const binders: Record<Access, () => void> = {
     'table:read': () => {
       bindTable(fn, props.table, 'read');
-      fn.addEnvironment('SPAN_RETENTION_SECONDS', String(props.spanRetentionSeconds));
+      fn.addEnvironment(ENV.spanRetentionSeconds, String(props.spanRetentionSeconds));
     },
     'table:write': () => bindTable(fn, props.table, 'write'),
     'payloads:read': () => bindPayloads(fn, props.payloads, 'read'),
@@ -128,7 +129,7 @@ function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiPr
     'secrets:write': () => bindSecrets(fn, props.secretPrefix, 'write'),
     'workflow:start': () => {
       bindWorkflow(fn, props.stateMachine, 'start');
-      fn.addEnvironment('WAIT_SLICE_SECONDS', String(WAIT_SLICE_SECONDS));
+      fn.addEnvironment(ENV.waitSliceSeconds, String(WAIT_SLICE_SECONDS));
     },
     'workflow:stop': () => bindWorkflow(fn, props.stateMachine, 'stop'),
     cursors: () => bindCursorKey(fn, props.cursorKey),

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
 import type { ServiceFunction } from './service-function';
 import { sandboxBundling } from './bundling';
+import { ENV } from '#kit/env';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -71,5 +72,5 @@ export class SandboxFunction extends NodejsFunction {
 export function bindSandbox(fn: ServiceFunction, sandbox: SandboxFunction): void {
   // The unqualified ARN only: the tool invokes $LATEST by name, never a version or alias.
   fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ['lambda:InvokeFunction'], resources: [sandbox.functionArn] }));
-  fn.addEnvironment('SANDBOX_FUNCTION_NAME', sandbox.functionName);
+  fn.addEnvironment(ENV.sandboxFunctionName, sandbox.functionName);
 }

@@ -10,6 +10,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
 import { bundling } from './bundling';
+import { ENV } from '#kit/env';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 
@@ -80,7 +81,7 @@ export class ServiceFunction extends NodejsFunction {
 export function bindTable(fn: ServiceFunction, table: Table, mode: 'read' | 'write'): void {
   if (mode === 'read') table.grantReadData(fn);
   else table.grantWriteData(fn);
-  fn.addEnvironment('TABLE_NAME', table.tableName);
+  fn.addEnvironment(ENV.tableName, table.tableName);
   Validations.of(fn.role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::<${logicalId(table)}.Arn>/index/*]`,
     // Matters once tableSchema declares indexes: CDK then grants on `<table>/index/*` too.
@@ -111,7 +112,7 @@ export function bindPayloads(fn: ServiceFunction, bucket: Bucket, mode: 'read' |
       new PolicyStatement({ effect: Effect.ALLOW, actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
     );
   }
-  fn.addEnvironment('PAYLOAD_BUCKET', bucket.bucketName);
+  fn.addEnvironment(ENV.payloadBucket, bucket.bucketName);
   Validations.of(fn.role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::<${logicalId(bucket)}.Arn>/*]`,
     reason: 'Payload keys are created at run time per organization and session; the wildcard covers only objects of the payload bucket.',
@@ -135,7 +136,7 @@ export function bindSecrets(fn: ServiceFunction, prefix: string, mode: 'read' | 
           'secretsmanager:TagResource',
         ];
   fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [secretsArn(fn, prefix)] }));
-  fn.addEnvironment('SECRET_PREFIX', prefix);
+  fn.addEnvironment(ENV.secretPrefix, prefix);
   Validations.of(fn.role).acknowledge({
     id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${prefix}*]`,
     reason: `Organization secrets are created at run time under the deployment's prefix "${prefix}"; the wildcard covers only names below it (and the random suffix Secrets Manager appends).`,
@@ -175,7 +176,7 @@ export function bindWorkflow(fn: ServiceFunction, stateMachine: StateMachine, mo
       reason: 'Execution names derive from invocation keys at run time; the wildcard covers only executions of the invocation state machine.',
     });
   }
-  fn.addEnvironment('STATE_MACHINE_ARN', stateMachine.stateMachineArn);
+  fn.addEnvironment(ENV.stateMachineArn, stateMachine.stateMachineArn);
 }
 
 /** Lets `fn` read the deployment's cursor signing key, that one secret only, and tells it the secret. */
@@ -183,7 +184,7 @@ export function bindCursorKey(fn: ServiceFunction, cursorKey: ISecret): void {
   fn.addToRolePolicy(
     new PolicyStatement({ effect: Effect.ALLOW, actions: ['secretsmanager:GetSecretValue'], resources: [cursorKey.secretArn] }),
   );
-  fn.addEnvironment('CURSOR_KEY_SECRET_ID', cursorKey.secretArn);
+  fn.addEnvironment(ENV.cursorKeySecretId, cursorKey.secretArn);
 }
 
 /** Geographies of Bedrock's system-defined cross-region inference profiles (`us.anthropic.claude-…`). */

@@ -1,13 +1,14 @@
 import { Annotations, type App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { DEFAULT_MODEL_CATALOGUE, parseModelCatalogue } from '#core/config';
+import { DEFAULT_MODEL_CATALOGUE, parseModelCatalogue } from '#kit/config';
 import { routes } from '#functions/routes';
 import { Api } from './api';
 import { Auth } from './auth';
 import { Payloads } from './payloads';
 import { ServiceTable } from './table';
 import { Workflow } from './workflow';
+import { ENV } from '#kit/env';
 
 /** Properties of a {@link ServiceStack}. */
 export interface ServiceStackProps extends StackProps {
@@ -117,11 +118,11 @@ export class ServiceStack extends Stack {
       stateMachine,
       spanRetentionSeconds: spanRetentionDays * 86_400,
       authenticatedEnvironment: {
-        AUTH_ISSUER: auth.issuer,
-        AUTH_AUDIENCE: auth.audience,
-        ...(props.founderEmails.length ? { FOUNDER_EMAILS: props.founderEmails.join(',') } : {}),
-        INVOCATION_QUOTA: String(props.invocationQuota),
-        ...(props.modelCatalogue ? { MODEL_CATALOGUE: props.modelCatalogue } : {}),
+        [ENV.authIssuer]: auth.issuer,
+        [ENV.authAudience]: auth.audience,
+        ...(props.founderEmails.length ? { [ENV.founderEmails]: props.founderEmails.join(',') } : {}),
+        [ENV.invocationQuota]: String(props.invocationQuota),
+        ...(props.modelCatalogue ? { [ENV.modelCatalogue]: props.modelCatalogue } : {}),
       },
     });
 

@@ -18,6 +18,7 @@ import {
 } from '#functions/workflow/definition';
 import { bindSandbox, SandboxFunction } from './sandbox';
 import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
+import { ENV } from '#kit/env';
 
 /** Properties of a {@link Workflow}. */
 export interface WorkflowProps {
@@ -101,10 +102,10 @@ export class Workflow extends Construct {
 
     const tasks = [runSteps, settleAttempt, recordOutcome];
     for (const fn of tasks) {
-      fn.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
-      fn.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
+      fn.addEnvironment(ENV.maxAttempts, String(maxAttempts));
+      fn.addEnvironment(ENV.attemptTimeoutSeconds, String(attemptTimeoutSeconds));
       // Attempt and span items (RunSteps) expire with the window.
-      fn.addEnvironment('SPAN_RETENTION_SECONDS', String(spanRetentionDays * 24 * 60 * 60));
+      fn.addEnvironment(ENV.spanRetentionSeconds, String(spanRetentionDays * 24 * 60 * 60));
     }
 
     const functions: WorkflowFunctions = {
@@ -136,8 +137,8 @@ export class Workflow extends Construct {
     // out, out of history) still ends its invocation: its status change goes to a small
     // function that records it `interrupted` and releases the session.
     const settleExecution = bookkeeping('SettleExecution', 'settle-execution', 'Settles an invocation its execution left running');
-    settleExecution.addEnvironment('MAX_ATTEMPTS', String(maxAttempts));
-    settleExecution.addEnvironment('ATTEMPT_TIMEOUT_SECONDS', String(attemptTimeoutSeconds));
+    settleExecution.addEnvironment(ENV.maxAttempts, String(maxAttempts));
+    settleExecution.addEnvironment(ENV.attemptTimeoutSeconds, String(attemptTimeoutSeconds));
     const undelivered = new Queue(this, 'SettleExecutionDeadLetters', {
       enforceSSL: true,
       encryption: QueueEncryption.SQS_MANAGED,

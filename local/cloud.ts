@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
+import { ENV } from '#kit/env';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
 import { invocationStateMachine } from '#functions/workflow/definition';
@@ -154,19 +155,19 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
     AWS_RESPONSE_CHECKSUM_VALIDATION: 'WHEN_REQUIRED',
     // Node 20.19 is supported (CONTRACT.md); the SDK's notice about its future would print at every start.
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    TABLE_NAME: 'agent-sessions',
-    PAYLOAD_BUCKET: 'agent-sessions-payloads',
-    SECRET_PREFIX: 'agent-sessions/',
-    CURSOR_KEY_SECRET_ID: CURSOR_KEY_SECRET,
-    AUTH_ISSUER: issuer,
-    AUTH_AUDIENCE: LOCAL_AUDIENCE,
-    FOUNDER_EMAILS: process.env.FOUNDER_EMAILS ?? 'dev@localhost',
-    INVOCATION_QUOTA: process.env.INVOCATION_QUOTA ?? '1000',
-    STATE_MACHINE_ARN: stateMachineArn(INVOCATION_STATE_MACHINE),
-    SANDBOX_FUNCTION_NAME: 'agent-sessions-sandbox',
-    ATTEMPT_TIMEOUT_SECONDS: process.env.ATTEMPT_TIMEOUT_SECONDS ?? '900',
-    MAX_ATTEMPTS: process.env.MAX_ATTEMPTS ?? '3',
-    ...(process.env.MODEL_CATALOGUE ? { MODEL_CATALOGUE: process.env.MODEL_CATALOGUE } : {}),
+    [ENV.tableName]: 'agent-sessions',
+    [ENV.payloadBucket]: 'agent-sessions-payloads',
+    [ENV.secretPrefix]: 'agent-sessions/',
+    [ENV.cursorKeySecretId]: CURSOR_KEY_SECRET,
+    [ENV.authIssuer]: issuer,
+    [ENV.authAudience]: LOCAL_AUDIENCE,
+    [ENV.founderEmails]: process.env[ENV.founderEmails] ?? 'dev@localhost',
+    [ENV.invocationQuota]: process.env[ENV.invocationQuota] ?? '1000',
+    [ENV.stateMachineArn]: stateMachineArn(INVOCATION_STATE_MACHINE),
+    [ENV.sandboxFunctionName]: 'agent-sessions-sandbox',
+    [ENV.attemptTimeoutSeconds]: process.env[ENV.attemptTimeoutSeconds] ?? '900',
+    [ENV.maxAttempts]: process.env[ENV.maxAttempts] ?? '3',
+    ...(process.env[ENV.modelCatalogue] ? { [ENV.modelCatalogue]: process.env[ENV.modelCatalogue] } : {}),
     ...overrides,
   };
 }
@@ -186,8 +187,8 @@ function integerSetting(env: Record<string, string>, name: string, min: number, 
 
 /** The invocation state machine, its tasks dispatched to the workflow functions' bundles. */
 function invocationMachine(env: Record<string, string>) {
-  const attemptTimeoutSeconds = integerSetting(env, 'ATTEMPT_TIMEOUT_SECONDS', 1, 900);
-  const maxAttempts = integerSetting(env, 'MAX_ATTEMPTS', 1, 10);
+  const attemptTimeoutSeconds = integerSetting(env, ENV.attemptTimeoutSeconds, 1, 900);
+  const maxAttempts = integerSetting(env, ENV.maxAttempts, 1, 10);
   const { runSteps, settleAttempt, recordOutcome } = LOCAL_FUNCTIONS;
   const definition = invocationStateMachine(
     { runSteps: runSteps.name, settleAttempt: settleAttempt.name, recordOutcome: recordOutcome.name },
@@ -203,10 +204,11 @@ const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: 8 };
 
 /** The functions the service invokes itself (through the local Lambda endpoint): the terminal tool's sandbox, when it is on. */
 function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {
-  if (!env.SANDBOX_FUNCTION_NAME) return [];
+  const name = env[ENV.sandboxFunctionName];
+  if (!name) return [];
   const module = bundles.get(LOCAL_FUNCTIONS.sandbox.name)!;
   // Tenant isolation, as CDK deploys it (lib/sandbox.ts): each invocation's commands in environments of their own.
-  return [{ name: env.SANDBOX_FUNCTION_NAME, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS, perTenant: true }];
+  return [{ name, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS, perTenant: true }];
 }
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -265,8 +267,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     // Terminal commands run only inside bubblewrap; without it the tool is off and says why.
     const bwrap = bwrapUsable();
     if (!bwrap.usable) {
-      delete env.SANDBOX_FUNCTION_NAME;
-      delete process.env.SANDBOX_FUNCTION_NAME;
+      delete env[ENV.sandboxFunctionName];
+      delete process.env[ENV.sandboxFunctionName];
       warnings.push(`the terminal tool is off: ${bwrap.reason} (apt-get install -y bubblewrap)`);
       warnings.push(`DynamoDB Local is reachable from the network (it listens on every interface; ${bwrap.reason}): anyone who can reach this machine can read and write its tables`);
     }
@@ -311,7 +313,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       startDynamoDb({ dataDir, contain: bwrap.usable }).then(async (started) => {
         const client = localDynamoDbClient(started.endpoint);
         try {
-          await ensureTable(client, env.TABLE_NAME!, tableSchema);
+          await ensureTable(client, env[ENV.tableName]!, tableSchema);
           return started;
         } catch (error) {
           await started.stop();
@@ -320,7 +322,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
           client.destroy();
         }
       }),
-      startS3({ dataDir, bucket: env.PAYLOAD_BUCKET! }),
+      startS3({ dataDir, bucket: env[ENV.payloadBucket]! }),
       awsJsonServices.then(([secretsmanager, AWSStepFunctions]) => startAwsJsonServer({ secretsmanager, AWSStepFunctions })),
       signIn.loaded,
       lambdaStarted,

@@ -4,7 +4,7 @@
  * a run can stop near a deadline and continue in another process, its span numbering
  * carrying on.
  */
-import type { Logger } from '#core/log';
+import type { Logger } from '#kit/log';
 import { MaxStepsError } from './errors';
 import {
   spanId,

@@ -4,7 +4,7 @@
  */
 import { endAttempt, listAttempts, putAttempt, type Attempt, type Usage } from '#data/attempts';
 import { getInvocation, getSession, recordOutcome, type Failure, type FailureKind, type Invocation } from '#data/invocations';
-import { config } from './config';
+import { config } from '#kit/config';
 import { InvocationEndedError } from './errors';
 
 /** The error a task failed with, as Step Functions reports it (`$.error`). */

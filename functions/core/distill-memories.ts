@@ -13,8 +13,8 @@ import { spanId, type ConversationMessage, type ModelProvider, type ModelRespons
 import type { InvocationFacts } from '#data/invocations';
 import { activeMemories, isDistilled, writeMemories } from '#data/memories';
 import { InvocationEndedError } from './errors';
-import type { Logger } from './log';
-import { MAX_MEMORY_CHARS, PROMPT_MEMORIES, withinBudget } from './memory-tools';
+import type { Logger } from '#kit/log';
+import { MAX_MEMORY_CHARS, PROMPT_MEMORIES, withinBudget } from '#functions/agent/tools/memory';
 
 /** The most memories one invocation's distillation stores. */
 export const MAX_DISTILLED = 10;

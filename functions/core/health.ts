@@ -1,7 +1,7 @@
 /** Whether the service can serve: its table and its payload bucket both answer. */
 import { probeTable } from '#data/dynamo';
 import { probeBucket } from '#data/payloads';
-import type { Logger } from './log';
+import type { Logger } from '#kit/log';
 
 const PROBE_TIMEOUT_MS = 3_000;
 

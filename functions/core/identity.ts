@@ -2,9 +2,9 @@
  * Turns a verified credential into a principal: an API key into its organization, a
  * user into their membership, redeeming an invite (or the founder grant) on first use.
  */
-import { config } from './config';
+import { config } from '#kit/config';
 import { ForbiddenError, UnauthenticatedError } from './errors';
-import { newId, sha256 } from './ids';
+import { newId, sha256 } from '#kit/ids';
 import type { ApiKeyPrincipal, UserPrincipal } from './principal';
 import { pendingInvites } from '#data/invites';
 import { lookupKey, touchKey } from '#data/tokens';

@@ -1,6 +1,6 @@
 /** Inviting people: into the caller's organization, or as founder of a new one. */
 import { ForbiddenError, NotFoundError } from './errors';
-import { newId, sha256 } from './ids';
+import { newId, sha256 } from '#kit/ids';
 import type { Role, UserPrincipal } from './principal';
 import { putInvite, type Invite } from '#data/invites';
 

@@ -6,7 +6,7 @@
 import { deleteMemory, deleteMemoryGroup, listMemories } from '#data/memories';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError } from './errors';
-import { sha256 } from './ids';
+import { sha256 } from '#kit/ids';
 
 /** A page of a group's memories, newest first; its cursors are bound to the group too (by digest, so they stay short). */
 export async function readMemories(organizationId: string, group: string, after: string | undefined, limit: number) {

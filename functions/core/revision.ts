@@ -1,5 +1,5 @@
 /** Revisions: each distinct agent configuration under a name. */
-import { sha256 } from './ids';
+import { sha256 } from '#kit/ids';
 
 /** JSON with object keys sorted at every depth, so equal configurations serialize equally. */
 export function canonicalJson(value: unknown): string {

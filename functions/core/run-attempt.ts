@@ -18,15 +18,16 @@ import { referencedSecrets } from '#contracts/agent';
 import { getRevision } from '#data/agents';
 import { listAttempts } from '#data/attempts';
 import type { InvocationFacts } from '#data/invocations';
+import { memoryGroupStore } from '#data/memories';
 import { listMessages } from '#data/messages';
 import { checkpointKey, getJson, putJson, workspaceSnapshotUrls } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
 import { startNextAttempt, totalUsage } from './attempts';
-import { config } from './config';
+import { config } from '#kit/config';
 import { distillMemories } from './distill-memories';
 import { InvocationEndedError } from './errors';
-import type { Logger } from './log';
+import type { Logger } from '#kit/log';
 import { openToolbox } from './toolbox';
 import { silenceWatchdog, type Watchdog } from './watchdog';
 
@@ -103,7 +104,8 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const spans = spanStore(organizationId, invocation, { holdEnds: true, onWrite: () => watchdog.progress() });
 
   const toolbox = await openToolbox(agent, {
-    organizationId, invocation, secrets, redactor, signal, log,
+    organizationId, invocationKey, secrets, redactor, signal, log,
+    ...(agent.memory ? { memories: memoryGroupStore(organizationId, agent.memory.group, invocation) } : {}),
     workspaceSnapshotUrls: (seconds) => workspaceSnapshotUrls(organizationId, invocationKey, seconds),
   });
   try {

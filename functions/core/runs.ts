@@ -6,9 +6,9 @@ import { referencedSecrets, type AgentConfig } from '#contracts/agent';
 import { recordRevision } from '#data/agents';
 import { acceptInvocation, getInvocation, getInvocationAndSession, type Invocation } from '#data/invocations';
 import { getSecretMetadata } from '#data/secrets';
-import { config } from './config';
+import { config } from '#kit/config';
 import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from './errors';
-import { sha256 } from './ids';
+import { sha256 } from '#kit/ids';
 import { revisionOf } from './revision';
 
 export interface RunRequest {

@@ -21,7 +21,7 @@ import { getMessage, listMessages, type Message } from '#data/messages';
 import { deleteInvocationObjects } from '#data/payloads';
 import { startExecution, stopExecution } from '#data/workflow';
 import { finishInvocation, interruptInvocation } from './attempts';
-import { config } from './config';
+import { config } from '#kit/config';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError } from './errors';
 import { acceptRun, recordRunRevision, type RunRequest } from './runs';

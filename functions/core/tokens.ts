@@ -1,7 +1,7 @@
 /** Minting organization API keys. */
 import { randomBytes } from 'node:crypto';
 import { API_KEY_PREFIX } from './identity';
-import { newId, sha256 } from './ids';
+import { newId, sha256 } from '#kit/ids';
 import { putToken, type Token } from '#data/tokens';
 
 /** Characters of a key kept in its record so people can tell their keys apart. */

@@ -5,38 +5,11 @@
  */
 import type { AgentConfig } from '#contracts/agent';
 import { mcpToolSet } from '#functions/agent/tools/mcp';
+import { memoryTools } from '#functions/agent/tools/memory';
 import { terminalTools } from '#functions/agent/tools/terminal';
+import type { ToolboxContext, ToolSet, ToolSetFactory } from '#functions/agent/tools/types';
 import { webSearchToolSet } from '#functions/agent/tools/web-search';
-import type { Redactor, Tool } from '#functions/agent/types';
-import type { InvocationFacts } from '#data/invocations';
-import type { Logger } from './log';
-import { openMemoryTools } from './memory-tools';
-
-export interface ToolboxContext {
-  organizationId: string;
-  invocation: InvocationFacts;
-  /** Resolved secret values by name: only what the configuration references. */
-  secrets: ReadonlyMap<string, string>;
-  /** The run's redactor of those values: for what a tool stores or reports itself. */
-  redactor: Redactor;
-  signal: AbortSignal;
-  log?: Logger;
-  /** URLs of the invocation's terminal workspace snapshot, valid for the seconds asked. */
-  workspaceSnapshotUrls?(seconds: number): Promise<{ get: string; put: string }>;
-}
-
-/** What one kind of tool contributes. */
-export interface ToolSet {
-  tools: Tool[];
-  /**
-   * Paragraphs for the system prompt of a new attempt: known already (an unreachable
-   * server), or read only when an attempt starts (the group's active memories), since a
-   * slice that resumes from a checkpoint has its system prompt.
-   */
-  instructions?: string[] | (() => Promise<string[]>);
-  /** Releases connections; called once the slice ends, however it ends. */
-  close?(): Promise<void>;
-}
+import type { Tool } from '#functions/agent/types';
 
 export interface Toolbox {
   tools: Tool[];
@@ -45,14 +18,12 @@ export interface Toolbox {
   close(): Promise<void>;
 }
 
-type ToolSetFactory = (agent: AgentConfig, context: ToolboxContext) => Promise<ToolSet | undefined>;
-
 // One entry per kind of tool; each returns undefined when the configuration does not ask for it.
 const factories: ToolSetFactory[] = [
   terminalTools,
   webSearchToolSet,
   mcpToolSet,
-  openMemoryTools,
+  memoryTools,
 ];
 
 /** Opens every tool the configuration asks for; tool names are unique across kinds. */

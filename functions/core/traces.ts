@@ -9,7 +9,7 @@ import { getInvocation, getSession, type Invocation } from '#data/invocations';
 import { listSpans, readPayload, searchInvocations, type SearchPosition, type StoredSpan, type TraceFilters } from '#data/traces';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
-import { spansExpired } from './retention';
+import { spansExpired } from '#kit/retention';
 
 /** Spans per page: the bound and the default, with and without payloads. */
 export const SPAN_PAGE_LIMITS = { withPayloads: 25, withoutPayloads: 500 } as const;

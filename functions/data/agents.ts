@@ -1,7 +1,7 @@
 /** Agent names and their revisions: each distinct configuration that ran under a name. */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AgentConfig } from '#contracts/agent';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 

@@ -1,8 +1,8 @@
 /** Attempts of an invocation: each run of the harness, with its own outcome and usage. */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
-import { spansExpireAt } from '#core/retention';
+import { spansExpireAt } from '#kit/retention';
 import { runningInvocation, type Failure, type Invocation, type InvocationStatus } from './invocations';
 import { keys } from './keys';
 

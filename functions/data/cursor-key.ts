@@ -1,13 +1,13 @@
 /** The deployment's cursor signing key, a Secrets Manager secret read once per process. */
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { config } from '#kit/config';
 
 const secretsManager = new SecretsManagerClient({});
 
 let key: Promise<Buffer> | undefined;
 
 async function readKey(): Promise<Buffer> {
-  const secretId = process.env.CURSOR_KEY_SECRET_ID;
-  if (!secretId) throw new Error('environment variable CURSOR_KEY_SECRET_ID is not set');
+  const secretId = config.cursorKeySecretId;
   const { SecretString } = await secretsManager.send(new GetSecretValueCommand({ SecretId: secretId }));
   if (!SecretString) throw new Error(`secret ${secretId} has no string value`);
   return Buffer.from(SecretString, 'utf8');

@@ -9,7 +9,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { keys } from './keys';
 
 export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), {

@@ -4,7 +4,7 @@ import { ConflictError } from '#core/errors';
 import type { Role } from '#core/principal';
 import { cancellationReasons, dynamo, queryAll, transactWrite } from './dynamo';
 import { keys } from './keys';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 
 export interface Invite {
   id: string;

@@ -4,8 +4,8 @@
  * and the audit log never disagree.
  */
 import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
-import { newId } from '#core/ids';
+import { config } from '#kit/config';
+import { newId } from '#kit/ids';
 import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 

@@ -8,12 +8,13 @@
  */
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { InvocationEndedError } from '#core/errors';
-import { eventTime } from '#core/ids';
+import { eventTime } from '#kit/ids';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
 import { auditItem, deletePartition, type InvocationFacts } from './invocations';
 import { keys } from './keys';
+import type { MemoryGroupStore } from '#functions/agent/tools/types';
 
 export type MemoryStatus = 'active' | 'replaced';
 
@@ -231,4 +232,23 @@ export async function deleteMemory(organizationId: string, group: string, memory
 /** Deletes every memory of a group, page by page; an empty group is deleted just the same. */
 export async function deleteMemoryGroup(organizationId: string, group: string): Promise<void> {
   await deletePartition(keys.memoriesOf(organizationId, group).pk);
+}
+
+/** The memory tool's store of one group, bound to the organization and to the running invocation that writes. */
+export function memoryGroupStore(organizationId: string, group: string, invocation: InvocationFacts): MemoryGroupStore {
+  return {
+    active: (limit) => activeMemories(organizationId, group, limit),
+    async write(content, replaces) {
+      const result = await writeMemories({
+        organizationId,
+        group,
+        invocation,
+        generation: 'agent',
+        writes: [{ content, ...(replaces !== undefined ? { replaces } : {}) }],
+      });
+      if ('memories' in result) return { id: result.memories[0]!.id };
+      if (result.reason === 'replaced_inactive') return { refused: 'replaced_inactive', id: result.id };
+      return { refused: 'unknown', id: replaces ?? '' };
+    },
+  };
 }

@@ -1,6 +1,6 @@
 /** Messages of a session, by cursor. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { dynamo, queryPage } from './dynamo';
 import { keys } from './keys';
 

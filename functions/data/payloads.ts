@@ -9,7 +9,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 
 export const s3 = new S3Client({});
 // Signs URLs without the SDK's optional checksum parameters: the sandbox uploads with plain fetch.

@@ -9,7 +9,7 @@ import {
   PutSecretValueCommand,
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 
 const secretsManager = new SecretsManagerClient({});
 

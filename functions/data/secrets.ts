@@ -1,6 +1,6 @@
 /** Secret metadata: the name and masked value an organization may see, never the value. */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { dynamo, isConditionFailure, queryPrefix } from './dynamo';
 import { keys } from './keys';
 

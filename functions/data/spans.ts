@@ -11,10 +11,10 @@
  * the tool call's start, and the tool call's end with the next model call's start and the
  * step's progress stamp.
  */
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { InvocationEndedError } from '#core/errors';
-import { eventTime, sha256 } from '#core/ids';
-import { spansExpireAt } from '#core/retention';
+import { eventTime, sha256 } from '#kit/ids';
+import { spansExpireAt } from '#kit/retention';
 import type { Usage } from './attempts';
 import { progressUpdate, successUpdate } from './attempts';
 import { cancellationReasons, transactWrite } from './dynamo';

@@ -4,7 +4,7 @@
  * reads with one consistent GetItem (so a revoked key fails on its very next request).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { NotFoundError } from '#core/errors';
 import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';

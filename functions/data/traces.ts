@@ -3,7 +3,7 @@
  * of an organization's invocations through the sparse trace indexes (`keys.traceListing`).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { UnavailableError } from '#core/errors';
 import { dynamo, queryPage } from './dynamo';
 import type { Invocation } from './invocations';

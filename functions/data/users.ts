@@ -1,6 +1,6 @@
 /** Users and organizations: who belongs where, created when an invite is redeemed. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import type { Role } from '#core/principal';
 import { cancellationReasons, dynamo, transactWrite } from './dynamo';
 import type { Invite } from './invites';

@@ -1,7 +1,7 @@
 /** Executions of the invocation state machine. */
 import { SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk/client-sfn';
-import { config } from '#core/config';
-import { sha256 } from '#core/ids';
+import { config } from '#kit/config';
+import { sha256 } from '#kit/ids';
 import type { ExecutionInput } from '#functions/workflow/definition';
 import type { Invocation } from './invocations';
 

@@ -1,6 +1,6 @@
 /** GET /models: the deployment's model catalogue. */
 import { listModelsOperation } from '#contracts/identity';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { defineHandler } from '#http/handler';
 
 export const handler = defineHandler(listModelsOperation, async () => ({

@@ -1,6 +1,6 @@
 /** POST /sessions/{id}: runs or resumes a session; 200, 202, 502 or 504 by how the run went. */
 import { runSessionOperation } from '#contracts/sessions';
-import { newId } from '#core/ids';
+import { newId } from '#kit/ids';
 import { runSession, sessionView } from '#core/sessions';
 import { defineHandler } from '#http/handler';
 

@@ -4,7 +4,7 @@
  * issuer's JWKS by the same code in both worlds.
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from 'jose';
-import { config } from '#core/config';
+import { config } from '#kit/config';
 import { UnauthenticatedError, UnavailableError } from '#core/errors';
 import { API_KEY_PREFIX, apiKeyPrincipal, userPrincipal } from '#core/identity';
 import type { Principal } from '#core/principal';

@@ -13,7 +13,7 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '#core/errors';
-import type { Logger } from '#core/log';
+import type { Logger } from '#kit/log';
 import { json } from './response';
 
 const statuses: [new (...args: never[]) => Error, number][] = [

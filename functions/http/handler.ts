@@ -9,7 +9,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type { z } from 'zod';
 import type { InputSchemas, Operation, Responses } from '#contracts/operation';
 import { InvalidInputError } from '#core/errors';
-import { createLogger, type Logger } from '#core/log';
+import { createLogger, type Logger } from '#kit/log';
 import type { Principal, UserPrincipal } from '#core/principal';
 import type { Route, RouteAuth } from '#functions/routes';
 import { authenticate } from './authenticate';

@@ -1,7 +1,7 @@
 /** State machine task RunSteps: one slice of an attempt, opening it first when it is new (see core/run-attempt). */
 import type { Context } from 'aws-lambda';
 import { checkHealth } from '#core/health';
-import { createLogger } from '#core/log';
+import { createLogger } from '#kit/log';
 import { runAttemptSlice } from '#core/run-attempt';
 import type { StepVerdict, TaskEvent } from './definition';
 

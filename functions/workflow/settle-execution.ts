@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { interruptInvocation } from '#core/attempts';
-import { createLogger } from '#core/log';
+import { createLogger } from '#kit/log';
 import { EXECUTION_STATUS_CHANGE, UNSETTLED_EXECUTION_STATUSES } from './definition';
 
 const executionInput = z.object({ organization_id: z.string().min(1), invocation_key: z.string().min(1) });

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { DEFAULT_MODEL_CATALOGUE } from '#core/config';
+import { DEFAULT_MODEL_CATALOGUE } from '#kit/config';
 import { startCloudProcess } from '#local/cloud-process';
 import { startFakeBedrock } from '../fakes/bedrock-server';
 

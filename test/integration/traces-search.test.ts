@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ListTracesResponse } from '#contracts/traces';
-import { sha256 } from '#core/ids';
+import { sha256 } from '#kit/ids';
 import { acceptInvocation, getSession, recordOutcome, type Invocation } from '#data/invocations';
 import { batchPut, invocationItem, sessionItem } from '../seed/traces';
 import { newOrganization, request } from './support';

@@ -4,9 +4,9 @@
  * take the shape the service writes (spans.ts, acceptInvocation), keyed by `keys`.
  */
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#core/config';
-import { sha256 } from '#core/ids';
-import { spansExpireAt } from '#core/retention';
+import { config } from '#kit/config';
+import { sha256 } from '#kit/ids';
+import { spansExpireAt } from '#kit/retention';
 import { dynamo } from '#data/dynamo';
 import type { Invocation } from '#data/invocations';
 import { keys } from '#data/keys';

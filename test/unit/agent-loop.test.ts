@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Logger } from '#core/log';
+import type { Logger } from '#kit/log';
 import { MaxStepsError, ProviderError } from '#functions/agent/errors';
 import { runSteps, startAttempt, type AttemptState, type StepDeps } from '#functions/agent/loop';
 import { createProvider } from '#functions/agent/providers/index';

@@ -3,8 +3,7 @@ import { InvokeCommand, LambdaClient, ResourceNotFoundException, type InvokeComm
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
-import type { ToolboxContext } from '#core/toolbox';
-import type { Invocation } from '#data/invocations';
+import type { ToolboxContext } from '#functions/agent/tools/types';
 import { createRedactor } from '#functions/agent/secrets';
 import { terminalTools, workspaceOf } from '#functions/agent/tools/terminal';
 import type { Tool } from '#functions/agent/types';
@@ -14,7 +13,7 @@ const snapshot = { get: 'https://bucket.example/get', put: 'https://bucket.examp
 const context = (organizationId = 'org_a', invocationKey = 'key-1') =>
   ({
     organizationId,
-    invocation: { invocation_key: invocationKey } as Invocation,
+    invocationKey,
     secrets: new Map(),
     redactor: createRedactor(new Map()),
     signal: new AbortController().signal,

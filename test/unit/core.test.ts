@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseModelCatalogue } from '#core/config';
-import { newId } from '#core/ids';
+import { parseModelCatalogue } from '#kit/config';
+import { newId } from '#kit/ids';
 import { maskSecret } from '#core/secrets';
 
 describe('maskSecret', () => {

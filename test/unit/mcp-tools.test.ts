@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { AgentConfig } from '#contracts/agent';
 import { createRedactor } from '#functions/agent/secrets';
 import { mcpToolSet, openMcpServers, type McpOptions } from '#functions/agent/tools/mcp';
-import type { ToolboxContext, ToolSet } from '#core/toolbox';
+import type { ToolboxContext, ToolSet } from '#functions/agent/tools/types';
 import { FAKE_TOOLS, PAGE_SIZE, startFakeMcp, type FakeMcpServer } from '../fakes/mcp-server';
 
 // The MCP tools against a real MCP server (the SDK's own) over Streamable HTTP.

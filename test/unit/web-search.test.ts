@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { AgentConfig, referencedSecrets } from '#contracts/agent';
 import { createWebSearchTool, webSearchToolSet } from '#functions/agent/tools/web-search';
-import type { ToolboxContext } from '#core/toolbox';
+import type { ToolboxContext } from '#functions/agent/tools/types';
 import { fakeResult, RESULT_COUNT, startFakeSearch, type FakeSearchServer } from '../fakes/search-server';
 
 // The web_search tool over real HTTP against a fake speaking each provider's dialect.

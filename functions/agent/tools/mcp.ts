@@ -18,9 +18,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentConfig } from '#contracts/agent';
-import { config } from '#core/config';
-import type { Logger } from '#core/log';
-import type { ToolboxContext, ToolSet } from '#core/toolbox';
+import { config } from '#kit/config';
+import type { Logger } from '#kit/log';
+import type { ToolboxContext, ToolSet } from './types';
 import { resolveReferences } from '../secrets';
 import type { Redactor, Tool } from '../types';
 

@@ -11,9 +11,9 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { AgentConfig } from '#contracts/agent';
 import { MAX_COMMAND_BYTES, MAX_OUTPUT_BYTES, MAX_SNAPSHOT_BYTES, type SandboxRequest, type SandboxResult } from '#contracts/sandbox';
-import { config } from '#core/config';
-import { sha256 } from '#core/ids';
-import type { ToolboxContext, ToolSet } from '#core/toolbox';
+import { config } from '#kit/config';
+import { sha256 } from '#kit/ids';
+import type { ToolboxContext, ToolSet } from './types';
 import type { Tool } from '../types';
 
 const lambda = new LambdaClient({});
@@ -44,7 +44,7 @@ export async function terminalTools(agent: AgentConfig, context: ToolboxContext)
     tools: [
       terminalTool({
         functionName,
-        workspace: workspaceOf(context.organizationId, context.invocation.invocation_key),
+        workspace: workspaceOf(context.organizationId, context.invocationKey),
         timeoutSeconds: options.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
         ...(context.workspaceSnapshotUrls ? { snapshotUrls: () => context.workspaceSnapshotUrls!(SNAPSHOT_URL_SECONDS) } : {}),
       }),

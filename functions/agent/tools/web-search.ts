@@ -6,7 +6,7 @@
  * as the tool's error.
  */
 import type { AgentConfig } from '#contracts/agent';
-import type { ToolboxContext, ToolSet } from '#core/toolbox';
+import type { ToolboxContext, ToolSet } from './types';
 import { resolveReferences } from '../secrets';
 import type { Tool } from '../types';
 

@@ -1,8 +1,10 @@
 /**
  * The service's configuration, read from the environment. Both worlds set the same
- * variables: CDK on each function, the local cloud in its own process. Values are read
- * on use so a missing one fails only the code that needs it, with its name.
+ * variables (their names in `env.ts`): CDK on each function, the local cloud in its own
+ * process. Values are read on use so a missing one fails only the code that needs it, with
+ * its name.
  */
+import { ENV } from './env';
 
 export interface CatalogueModel {
   name: string;
@@ -46,64 +48,72 @@ export const DEFAULT_MODEL_CATALOGUE =
 export const config = {
   /** The single DynamoDB table. */
   get tableName() {
-    return required('TABLE_NAME');
+    return required(ENV.tableName);
   },
   /** The S3 bucket holding span payloads. */
   get payloadBucket() {
-    return required('PAYLOAD_BUCKET');
+    return required(ENV.payloadBucket);
   },
   /** Secrets Manager name prefix owned by this deployment; org secrets live below it. */
   get secretPrefix() {
-    return required('SECRET_PREFIX');
+    return required(ENV.secretPrefix);
   },
   /** Issuer of user bearer tokens (Cognito user pool, or the local sign-in). */
   get authIssuer() {
-    return required('AUTH_ISSUER');
+    return required(ENV.authIssuer);
   },
   /** Audience (`aud`) user bearer tokens must carry: the Cognito app client id. */
   get authAudience() {
-    return required('AUTH_AUDIENCE');
+    return required(ENV.authAudience);
   },
   /** Addresses that hold a founder invite until they belong to an organization. */
   get founderEmails(): string[] {
-    return (process.env.FOUNDER_EMAILS ?? '')
+    return (process.env[ENV.founderEmails] ?? '')
       .split(',')
       .map((email) => email.trim().toLowerCase())
       .filter(Boolean);
   },
   /** Invocations an organization may start during the private beta. */
   get invocationQuota() {
-    return positiveInteger('INVOCATION_QUOTA', 1000);
+    return positiveInteger(ENV.invocationQuota, 1000);
   },
   /** Seconds an attempt may go without finishing a step before it is killed. */
   get attemptTimeoutSeconds() {
-    return positiveInteger('ATTEMPT_TIMEOUT_SECONDS', 900);
+    return positiveInteger(ENV.attemptTimeoutSeconds, 900);
   },
   /** Attempts an invocation may make before it fails. */
   get maxAttempts() {
-    return positiveInteger('MAX_ATTEMPTS', 3);
+    return positiveInteger(ENV.maxAttempts, 3);
   },
   /** How long spans (and their payloads) are kept after the invocation started. */
   get spanRetentionSeconds() {
-    return positiveInteger('SPAN_RETENTION_SECONDS', 90 * 24 * 60 * 60);
+    return positiveInteger(ENV.spanRetentionSeconds, 90 * 24 * 60 * 60);
+  },
+  /** The Secrets Manager secret holding the key that signs list cursors. */
+  get cursorKeySecretId() {
+    return required(ENV.cursorKeySecretId);
+  },
+  /** `debug`, `info`, `warn` or `error`. */
+  get logLevel(): string {
+    return (process.env[ENV.logLevel] ?? 'info').toLowerCase();
   },
   /** The invocation state machine. */
   get stateMachineArn() {
-    return required('STATE_MACHINE_ARN');
+    return required(ENV.stateMachineArn);
   },
   /**
    * The longest a run request waits in one HTTP answer; past it the answer is 504 and
    * clients re-attach (API Gateway answers within ~29 s). Unset: the whole wait.
    */
   get waitSliceSeconds(): number | undefined {
-    return process.env.WAIT_SLICE_SECONDS ? positiveInteger('WAIT_SLICE_SECONDS', 25) : undefined;
+    return process.env[ENV.waitSliceSeconds] ? positiveInteger(ENV.waitSliceSeconds, 25) : undefined;
   },
   /** The sandbox function the terminal tool runs commands in; unset where the deployment offers no terminal tool. */
   get sandboxFunctionName(): string | undefined {
-    return process.env.SANDBOX_FUNCTION_NAME || undefined;
+    return process.env[ENV.sandboxFunctionName] || undefined;
   },
   /** Models `GET /models` offers. */
   get modelCatalogue(): CatalogueModel[] {
-    return parseModelCatalogue(process.env.MODEL_CATALOGUE || DEFAULT_MODEL_CATALOGUE);
+    return parseModelCatalogue(process.env[ENV.modelCatalogue] || DEFAULT_MODEL_CATALOGUE);
   },
 };

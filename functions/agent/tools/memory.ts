@@ -7,9 +7,8 @@
 import { z } from 'zod';
 import type { AgentConfig } from '#contracts/agent';
 import { MemoryId } from '#contracts/memories';
-import type { Tool } from '#functions/agent/types';
-import { activeMemories, writeMemories, type Memory } from '#data/memories';
-import type { ToolboxContext, ToolSet } from './toolbox';
+import type { Tool } from '../types';
+import type { GroupMemory, MemoryGroupStore, ToolboxContext, ToolSet } from './types';
 
 /** The newest active memories the system prompt shows, at most this many... */
 export const PROMPT_MEMORIES = 50;
@@ -19,8 +18,8 @@ export const PROMPT_MEMORY_BYTES = 16 * 1024;
 export const MAX_MEMORY_CHARS = 4000;
 
 /** The memories a system prompt shows: newest first, within the count read and the byte budget. */
-export function withinBudget(memories: Memory[]): Memory[] {
-  const shown: Memory[] = [];
+export function withinBudget<T extends GroupMemory>(memories: T[]): T[] {
+  const shown: T[] = [];
   let bytes = 0;
   for (const memory of memories) {
     bytes += Buffer.byteLength(memory.content, 'utf8');
@@ -31,7 +30,7 @@ export function withinBudget(memories: Memory[]): Memory[] {
 }
 
 /** The system prompt paragraph listing the memories (with their ids, so the model can replace one). */
-function memoryInstructions(group: string, memories: Memory[], canWrite: boolean): string | undefined {
+function memoryInstructions(group: string, memories: GroupMemory[], canWrite: boolean): string | undefined {
   if (memories.length === 0 && !canWrite) return undefined;
   const lines = [`# Memories of the group "${group}"`];
   if (memories.length) {
@@ -54,7 +53,7 @@ const WriteArguments = z.strictObject({
   replaces: MemoryId.optional(),
 });
 
-function memoryWriteTool(group: string, context: ToolboxContext): Tool {
+function memoryWriteTool(group: string, store: MemoryGroupStore, context: ToolboxContext): Tool {
   const { redactor } = context;
   return {
     name: 'memory_write',
@@ -74,32 +73,27 @@ function memoryWriteTool(group: string, context: ToolboxContext): Tool {
       const parsed = WriteArguments.safeParse(args);
       if (!parsed.success) throw new Error(`invalid memory_write arguments: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
       const { content, replaces } = parsed.data;
-      const result = await writeMemories({
-        organizationId: context.organizationId,
-        group,
-        invocation: context.invocation,
-        generation: 'agent',
-        writes: [{ content: redactor.redact(content), ...(replaces !== undefined ? { replaces } : {}) }],
-      });
-      if ('memories' in result) {
-        const [memory] = result.memories;
-        return { id: memory!.id, status: 'active', ...(replaces !== undefined ? { replaced: replaces } : {}) };
+      const result = await store.write(redactor.redact(content), replaces);
+      if ('refused' in result) {
+        if (result.refused === 'replaced_inactive') throw new Error(`memory ${result.id} was already replaced; only an active memory can be replaced`);
+        throw new Error(`the group has no memory ${result.id}; replaces must be the id of one of its active memories`);
       }
-      if (result.reason === 'replaced_inactive') throw new Error(`memory ${result.id} was already replaced; only an active memory can be replaced`);
-      throw new Error(`the group has no memory ${replaces}; replaces must be the id of one of its active memories`);
+      return { id: result.id, status: 'active', ...(replaces !== undefined ? { replaced: replaces } : {}) };
     },
   };
 }
 
 /** The memory tool set, or undefined when the configuration has no `memory`. */
-export async function openMemoryTools(agent: AgentConfig, context: ToolboxContext): Promise<ToolSet | undefined> {
+export async function memoryTools(agent: AgentConfig, context: ToolboxContext): Promise<ToolSet | undefined> {
   if (!agent.memory) return undefined;
+  const store = context.memories;
+  if (!store) throw new Error('the configuration has a memory group, but no memory store was given');
   const { group } = agent.memory;
   const canWrite = agent.memory.generation?.includes('agent') ?? false;
   return {
-    tools: canWrite ? [memoryWriteTool(group, context)] : [],
+    tools: canWrite ? [memoryWriteTool(group, store, context)] : [],
     async instructions() {
-      const memories = withinBudget(await activeMemories(context.organizationId, group, PROMPT_MEMORIES));
+      const memories = withinBudget(await store.active(PROMPT_MEMORIES));
       const instructions = memoryInstructions(group, memories, canWrite);
       return instructions ? [instructions] : [];
     },

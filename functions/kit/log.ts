@@ -2,6 +2,7 @@
  * Structured JSON logs, one line per event. Only the fields passed are written: callers
  * pass identifiers and outcomes, never headers, bodies, credentials or secret values.
  */
+import { config } from './config';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -9,7 +10,7 @@ const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
 function threshold(): number {
-  const level = (process.env.LOG_LEVEL ?? 'info').toLowerCase() as Level;
+  const level = config.logLevel as Level;
   return order[level] ?? order.info;
 }
 
