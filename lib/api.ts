@@ -9,8 +9,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Access, Route } from '#functions/routes';
-import { bindCursorKey, bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
 import { ENV } from '#kit/env';
+import { bindCursorKey, bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
 
 /**
  * The longest a run request waits in one answer: below API Gateway's ~29 s integration

@@ -1,13 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { Duration, Validations } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, TenancyConfig, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
 import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
+import { ENV } from '#kit/env';
 import type { ServiceFunction } from './service-function';
 import { sandboxBundling } from './bundling';
-import { ENV } from '#kit/env';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 

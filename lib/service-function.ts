@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { ArnFormat, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -8,9 +9,8 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
-import { bundling } from './bundling';
 import { ENV } from '#kit/env';
+import { bundling } from './bundling';
 
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 

@@ -3,12 +3,13 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { DEFAULT_MODEL_CATALOGUE, parseModelCatalogue } from '#kit/config';
 import { routes } from '#functions/routes';
+import { ENV } from '#kit/env';
 import { Api } from './api';
 import { Auth } from './auth';
+import { Observability } from './observability';
 import { Payloads } from './payloads';
 import { ServiceTable } from './table';
 import { Workflow } from './workflow';
-import { ENV } from '#kit/env';
 
 /** Properties of a {@link ServiceStack}. */
 export interface ServiceStackProps extends StackProps {
@@ -32,6 +33,11 @@ export interface ServiceStackProps extends StackProps {
    * @default 90
    */
   readonly spanRetentionDays?: number;
+  /**
+   * Failed invocations within five minutes that raise the failed-runs alarm.
+   * @default 1
+   */
+  readonly failedRunsAlarmThreshold?: number;
 }
 
 /** The span retention the interface spec names (90 days). */
@@ -47,7 +53,7 @@ export class ServiceStack extends Stack {
   /**
    * The stack as `cdk deploy -c name=value` describes it: `stackName`, `founderEmails`,
    * `invocationQuota`, `modelCatalogue`, `tableDeletionProtection`, `secretPrefix`,
-   * `attemptTimeoutSeconds`, `maxAttempts`, `spanRetentionDays`.
+   * `attemptTimeoutSeconds`, `maxAttempts`, `spanRetentionDays`, `failedRunsAlarmThreshold`.
    */
   static fromContext(app: App): ServiceStack {
     const context = (name: string): unknown => app.node.tryGetContext(name);
@@ -68,6 +74,7 @@ export class ServiceStack extends Stack {
       attemptTimeoutSeconds: optionalInteger('attemptTimeoutSeconds'),
       maxAttempts: optionalInteger('maxAttempts'),
       spanRetentionDays: optionalInteger('spanRetentionDays'),
+      failedRunsAlarmThreshold: optionalInteger('failedRunsAlarmThreshold'),
     });
   }
 
@@ -132,6 +139,9 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'PayloadBucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: 'The invocation state machine' });
+
+    const observability = new Observability(this, 'Observability', { failedRunsThreshold: props.failedRunsAlarmThreshold ?? 1 });
+    new CfnOutput(this, 'DashboardName', { value: observability.dashboard.dashboardName, description: 'CloudWatch dashboard of invocations, tokens, latency and errors' });
   }
 }
 

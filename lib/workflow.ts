@@ -16,9 +16,9 @@ import {
   UNSETTLED_EXECUTION_STATUSES,
   type WorkflowFunctions,
 } from '#functions/workflow/definition';
+import { ENV } from '#kit/env';
 import { bindSandbox, SandboxFunction } from './sandbox';
 import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
-import { ENV } from '#kit/env';
 
 /** Properties of a {@link Workflow}. */
 export interface WorkflowProps {

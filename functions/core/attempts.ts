@@ -5,6 +5,8 @@
 import { endAttempt, listAttempts, putAttempt, type Attempt, type Usage } from '#data/attempts';
 import { getInvocation, getSession, recordOutcome, type Failure, type FailureKind, type Invocation } from '#data/invocations';
 import { config } from '#kit/config';
+import { METRIC } from '#kit/metric-names';
+import { count } from '#kit/metrics';
 import { InvocationEndedError } from './errors';
 
 /** The error a task failed with, as Step Functions reports it (`$.error`). */
@@ -66,7 +68,10 @@ export async function startNextAttempt(
   const now = new Date().toISOString();
   if (known && known.after < config.maxAttempts) {
     const opened = await putAttempt(organizationId, known.invocation, known.after + 1, now);
-    if (opened === 'opened') return known.after + 1;
+    if (opened === 'opened') {
+      count(METRIC.attemptsStarted);
+      return known.after + 1;
+    }
     if (opened === 'ended') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
   }
   const invocation = await getInvocation(organizationId, invocationKey);
@@ -83,6 +88,7 @@ export async function startNextAttempt(
   const number = attempts.length + 1;
   const opened = await putAttempt(organizationId, invocation, number, now);
   if (opened === 'ended') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
+  count(METRIC.attemptsStarted);
   return number;
 }
 
@@ -128,7 +134,7 @@ export async function finishInvocation(organizationId: string, invocationKey: st
   }
   const session = await getSession(organizationId, invocation.session_id);
   if (!session) return;
-  await recordOutcome({
+  const recorded = await recordOutcome({
     organizationId,
     invocation,
     endedAt: now,
@@ -136,6 +142,7 @@ export async function finishInvocation(organizationId: string, invocationKey: st
     usage: totalUsage(attempts),
     ...(failure ? { failure } : { answer: last!.answer ?? '' }),
   });
+  if (recorded) countOutcome(failure);
 }
 
 /**
@@ -155,5 +162,13 @@ export async function interruptInvocation(organizationId: string, invocationKey:
   }
   const session = await getSession(organizationId, invocation.session_id);
   if (!session) return false;
-  return recordOutcome({ organizationId, invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure });
+  const recorded = await recordOutcome({ organizationId, invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure });
+  if (recorded) countOutcome(failure);
+  return recorded;
+}
+
+/** Counts an outcome this process recorded: succeeded, or failed by kind. */
+export function countOutcome(failure?: Failure): void {
+  if (failure) count(METRIC.invocationsFailed, { kind: failure.kind });
+  else count(METRIC.invocationsSucceeded);
 }

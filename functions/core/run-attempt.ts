@@ -23,11 +23,12 @@ import { listMessages } from '#data/messages';
 import { checkpointKey, getJson, putJson, workspaceSnapshotUrls } from '#data/payloads';
 import { readSecretValue } from '#data/secret-values';
 import { spanStore } from '#data/spans';
-import { startNextAttempt, totalUsage } from './attempts';
+import { countOutcome, startNextAttempt, totalUsage } from './attempts';
 import { config } from '#kit/config';
 import { distillMemories } from './distill-memories';
 import { InvocationEndedError } from './errors';
 import type { Logger } from '#kit/log';
+import { measuredSpans, stepClock } from './run-metrics';
 import { openToolbox } from './toolbox';
 import { silenceWatchdog, type Watchdog } from './watchdog';
 
@@ -101,7 +102,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const redactor = createRedactor(secrets);
   const credential = agent.model.provider.credential ? resolveReferences(agent.model.provider.credential, secrets) : undefined;
   const provider = createProvider(agent.model.provider, credential, { timeoutMs: MODEL_TRY_TIMEOUT_MS });
-  const spans = spanStore(organizationId, invocation, { holdEnds: true, onWrite: () => watchdog.progress() });
+  const spans = measuredSpans(spanStore(organizationId, invocation, { holdEnds: true, onWrite: () => watchdog.progress() }));
 
   const toolbox = await openToolbox(agent, {
     organizationId, invocationKey, secrets, redactor, signal, log,
@@ -117,6 +118,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
     const state: AttemptState = saved !== undefined ? (JSON.parse(saved) as AttemptState) : await newAttemptState(talk!);
 
     let result;
+    const stepEnded = stepClock();
     try {
       result = await runSteps(state, {
         provider,
@@ -127,7 +129,10 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
         redactor,
         deadline,
         // The progress stamp rides on the step's next write.
-        onStep: async (next) => spans.progress(attempt, { steps: next.steps, usage: next.usage }),
+        onStep: async (next) => {
+          stepEnded();
+          spans.progress(attempt, { steps: next.steps, usage: next.usage });
+        },
         signal,
         log,
         ...(agent.output_format?.type === 'json_schema'
@@ -161,6 +166,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
       answer: final.answer ?? '',
       userCursor: input.user_cursor,
     });
+    countOutcome();
     return { attempt, state: 'done' };
   } catch (error) {
     if (signal.aborted && !(error instanceof InvocationEndedError)) throw signal.reason;

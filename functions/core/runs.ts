@@ -7,8 +7,10 @@ import { recordRevision } from '#data/agents';
 import { acceptInvocation, getInvocation, getInvocationAndSession, type Invocation } from '#data/invocations';
 import { getSecretMetadata } from '#data/secrets';
 import { config } from '#kit/config';
-import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from './errors';
 import { sha256 } from '#kit/ids';
+import { METRIC } from '#kit/metric-names';
+import { count } from '#kit/metrics';
+import { ConflictError, InvalidInputError, LockedError, QuotaExceededError } from './errors';
 import { revisionOf } from './revision';
 
 export interface RunRequest {
@@ -88,7 +90,10 @@ export async function acceptRun(request: RunRequest): Promise<AcceptedRun> {
       quota: config.invocationQuota,
       seen: session,
     });
-    if (!refusal) return { invocation, created: true };
+    if (!refusal) {
+      count(METRIC.invocationsAccepted);
+      return { invocation, created: true };
+    }
     if (refusal.reason === 'key_in_use') return reattach(refusal.invocation, request, bodySha256);
     if (refusal.reason === 'quota_exhausted') throw new QuotaExceededError('the organization has used up its private-beta invocation quota');
   }

@@ -6,15 +6,15 @@
  * invocation is RUNNING: a harness still at work after its session was deleted leaves
  * nothing behind.
  */
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
 import { InvocationEndedError } from '#core/errors';
 import { eventTime } from '#kit/ids';
+import type { MemoryGroupStore } from '#functions/agent/tools/types';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
 import { auditItem, deletePartition, type InvocationFacts } from './invocations';
 import { keys } from './keys';
-import type { MemoryGroupStore } from '#functions/agent/tools/types';
 
 export type MemoryStatus = 'active' | 'replaced';
 

@@ -10,6 +10,8 @@ import type { z } from 'zod';
 import type { InputSchemas, Operation, Responses } from '#contracts/operation';
 import { InvalidInputError } from '#core/errors';
 import { createLogger, type Logger } from '#kit/log';
+import { METRIC } from '#kit/metric-names';
+import { count } from '#kit/metrics';
 import type { Principal, UserPrincipal } from '#core/principal';
 import type { Route, RouteAuth } from '#functions/routes';
 import { authenticate } from './authenticate';
@@ -64,13 +66,17 @@ type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
 type ServiceContext = Context & { state: State };
 
-/** Request id, access log line and `x-request-id` header. */
+/** Request id, access log line, 4xx and 5xx metrics by route, and the `x-request-id` header. */
 function observe(route: Route): MiddlewareObj<Event, Result, Error, ServiceContext> {
+  const routeKey = `${route.method} ${route.path}`;
   const finish = (request: { context: ServiceContext; response: Result | null }) => {
     const { state } = request.context;
     const response = request.response ?? { statusCode: 500 };
     response.headers = { ...response.headers, ...state.headers, 'x-request-id': state.requestId };
     request.response = response;
+    const status = response.statusCode ?? 200;
+    if (status >= 500) count(METRIC.http5xx, { route: routeKey });
+    else if (status >= 400) count(METRIC.http4xx, { route: routeKey });
     state.log.info('request', {
       status: response.statusCode,
       duration_ms: Date.now() - state.startedAt,
@@ -86,7 +92,7 @@ function observe(route: Route): MiddlewareObj<Event, Result, Error, ServiceConte
         requestId,
         headers: {},
         startedAt: Date.now(),
-        log: createLogger({ request_id: requestId, route: `${route.method} ${route.path}` }),
+        log: createLogger({ request_id: requestId, route: routeKey }),
       };
     },
     after: finish,

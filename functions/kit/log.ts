@@ -1,32 +1,33 @@
 /**
- * Structured JSON logs, one line per event. Only the fields passed are written: callers
- * pass identifiers and outcomes, never headers, bodies, credentials or secret values.
+ * Structured JSON logs through Powertools for AWS Lambda's logger, one line per event.
+ * Only the fields passed are written: callers pass identifiers and outcomes, never headers,
+ * bodies, credentials or secret values. The service's own small interface stays in front of
+ * it, so every caller (and the harness, which receives a `Logger`) is unchanged.
  */
+import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import { config } from './config';
-
-type Level = 'debug' | 'info' | 'warn' | 'error';
-const order: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+import { SERVICE_NAME } from './metric-names';
 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
-function threshold(): number {
-  const level = config.logLevel as Level;
-  return order[level] ?? order.info;
-}
+const LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR' } as const;
 
-function write(level: Level, message: string, fields: LogFields): void {
-  if (order[level] < threshold()) return;
-  const line = JSON.stringify({ level, time: new Date().toISOString(), message, ...fields });
-  (level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(`${line}\n`);
+let root: PowertoolsLogger | undefined;
+
+/** The process's logger, made at first use: the level is read then, as the other settings are. */
+function logger(): PowertoolsLogger {
+  const level = LEVELS[config.logLevel as keyof typeof LEVELS] ?? LEVELS.info;
+  root ??= new PowertoolsLogger({ serviceName: SERVICE_NAME, logLevel: level });
+  return root;
 }
 
 /** A logger that stamps every line with the given context (request id, route). */
 export function createLogger(context: LogFields = {}) {
   return {
-    debug: (message: string, fields: LogFields = {}) => write('debug', message, { ...context, ...fields }),
-    info: (message: string, fields: LogFields = {}) => write('info', message, { ...context, ...fields }),
-    warn: (message: string, fields: LogFields = {}) => write('warn', message, { ...context, ...fields }),
-    error: (message: string, fields: LogFields = {}) => write('error', message, { ...context, ...fields }),
+    debug: (message: string, fields: LogFields = {}) => logger().debug(message, { ...context, ...fields }),
+    info: (message: string, fields: LogFields = {}) => logger().info(message, { ...context, ...fields }),
+    warn: (message: string, fields: LogFields = {}) => logger().warn(message, { ...context, ...fields }),
+    error: (message: string, fields: LogFields = {}) => logger().error(message, { ...context, ...fields }),
   };
 }
 
