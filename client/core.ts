@@ -1,6 +1,7 @@
 /**
  * The transport: one `request` that sends, maps error statuses (errors.ts) and retries by
- * one policy (`retryDecision`). Resources describe each call and never retry themselves,
+ * one policy (`retryDecision`), and verb helpers over it. A request's retry mode follows
+ * from its method (`retryModeOf`): resources describe each call and never retry themselves,
  * except the run's re-attach after a 504, which is about the caller's wait, not a fault.
  */
 import { APIConnectionError, APIConnectionTimeoutError, InvalidArgumentError, errorFor, retryAfterSeconds } from './errors';
@@ -45,13 +46,24 @@ export interface RequestSpec {
   query?: Query | (() => Query);
   /** Sent as these exact bytes on every try (a run's identity is the hash of its body). */
   body?: string;
-  headers?: Record<string, string>;
-  retry: RetryMode;
+  /** Sent as the Idempotency-Key header; makes a POST or PUT `keyed`. */
+  idempotencyKey?: string;
+  /** Only for a request safer than its method says (the local sign-in). */
+  retry?: RetryMode;
   /** A function is evaluated before each try. */
   timeoutMs?: number | (() => number);
   /** False for the health check and the local sign-in. */
   authenticated?: boolean;
 }
+
+/** The mode the spec gives a request by its method, and for a POST or PUT by whether it carries an Idempotency-Key. */
+function retryModeOf(spec: RequestSpec): RetryMode {
+  if (spec.method === 'GET' || spec.method === 'DELETE') return 'idempotent';
+  return spec.idempotencyKey === undefined ? 'unsent-only' : 'keyed';
+}
+
+/** A request for a verb helper, which sets the method. */
+export type VerbSpec = Omit<RequestSpec, 'method'>;
 
 export interface RawResponse<T> {
   status: number;
@@ -155,6 +167,7 @@ export class Transport {
   /** Sends `spec`, retrying as `retryDecision` allows; throws an `APIError` subclass for an error status. */
   async request<T>(spec: RequestSpec, options: RequestOptions = {}): Promise<RawResponse<T>> {
     const maxRetries = options.maxRetries ?? this.maxRetries;
+    const mode = spec.retry ?? retryModeOf(spec);
     for (let attempt = 0; ; attempt++) {
       let failure: Failure;
       let error: Error;
@@ -169,17 +182,38 @@ export class Transport {
         failure = { kind: 'connection', maybeSent: thrown.maybeSent };
         error = thrown;
       }
-      const decision = retryDecision(spec.retry, failure, attempt, maxRetries);
+      const decision = retryDecision(mode, failure, attempt, maxRetries);
       if (!decision.retry) throw error;
       await sleep(decision.delayMs, options.signal);
     }
+  }
+
+  /** GET: the answer's body. */
+  async get<T>(spec: VerbSpec, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>({ ...spec, method: 'GET' }, options)).body;
+  }
+
+  /** POST: the answer's body. */
+  async post<T>(spec: VerbSpec, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>({ ...spec, method: 'POST' }, options)).body;
+  }
+
+  /** PUT: the answer's body. */
+  async put<T>(spec: VerbSpec, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>({ ...spec, method: 'PUT' }, options)).body;
+  }
+
+  /** DELETE; the service answers 204. */
+  async delete(spec: VerbSpec, options?: RequestOptions): Promise<void> {
+    await this.request({ ...spec, method: 'DELETE' }, options);
   }
 
   private async send(spec: RequestSpec, options: RequestOptions): Promise<{ status: number; headers: Headers; text: string }> {
     const query = typeof spec.query === 'function' ? spec.query() : (spec.query ?? {});
     const url = new URL(this.baseUrl + spec.path);
     for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
-    const headers: Record<string, string> = { accept: 'application/json', ...spec.headers };
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
     if (spec.authenticated !== false && this.token) headers.authorization = `Bearer ${this.token}`;
     const timeoutMs = options.timeoutMs ?? (typeof spec.timeoutMs === 'function' ? spec.timeoutMs() : spec.timeoutMs) ?? this.timeoutMs;

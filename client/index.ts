@@ -45,12 +45,12 @@ export class AgentSessions {
 
   /** What the credential authenticates: a user or an organization API key. */
   async whoami(options: RequestOptions = {}): Promise<WhoamiResponse> {
-    return (await this.transport.request<WhoamiResponse>({ method: 'GET', path: '/whoami', retry: 'idempotent' }, options)).body;
+    return this.transport.get<WhoamiResponse>({ path: '/whoami' }, options);
   }
 
   /** The health check (no credential needed); a 503 throws `ServiceUnavailableError`. */
   async health(options: RequestOptions = {}): Promise<HealthResponse> {
-    return (await this.transport.request<HealthResponse>({ method: 'GET', path: '/health', retry: 'idempotent', authenticated: false }, options)).body;
+    return this.transport.get<HealthResponse>({ path: '/health', authenticated: false }, options);
   }
 
   /**
@@ -58,8 +58,8 @@ export class AgentSessions {
    * bearer token for `email`. Signing in twice is harmless, so it is retried like a read.
    */
   async localSignIn(params: { email: string }, options: RequestOptions = {}): Promise<LocalSignInResponse> {
-    const spec = { method: 'POST', path: '/local/sign-in', body: JSON.stringify(params), retry: 'idempotent', authenticated: false } as const;
-    return (await this.transport.request<LocalSignInResponse>(spec, options)).body;
+    const spec = { path: '/local/sign-in', body: JSON.stringify(params), retry: 'idempotent', authenticated: false } as const;
+    return this.transport.post<LocalSignInResponse>(spec, options);
   }
 }
 

@@ -7,16 +7,16 @@ export class Agents {
 
   /** Every agent of the organization. */
   async list(options: RequestOptions = {}): Promise<AgentListResponse> {
-    return (await this.transport.request<AgentListResponse>({ method: 'GET', path: '/agents', retry: 'idempotent' }, options)).body;
+    return this.transport.get<AgentListResponse>({ path: '/agents' }, options);
   }
 
   /** One agent: its current revision with config, and every revision newest first. */
   async get(name: string, options: RequestOptions = {}): Promise<AgentDetail> {
-    return (await this.transport.request<AgentDetail>({ method: 'GET', path: path`/agents/${name}`, retry: 'idempotent' }, options)).body;
+    return this.transport.get<AgentDetail>({ path: path`/agents/${name}` }, options);
   }
 
   /** One revision of an agent, with its config. */
   async revision(name: string, revision: string, options: RequestOptions = {}): Promise<AgentRevision> {
-    return (await this.transport.request<AgentRevision>({ method: 'GET', path: path`/agents/${name}/revisions/${revision}`, retry: 'idempotent' }, options)).body;
+    return this.transport.get<AgentRevision>({ path: path`/agents/${name}/revisions/${revision}` }, options);
   }
 }

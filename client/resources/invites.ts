@@ -11,7 +11,7 @@ export class Invites {
    */
   async create(params: InviteCreateParams, options: RequestOptions = {}): Promise<Invite> {
     const { idempotency_key, ...body } = params;
-    const headers = { 'idempotency-key': idempotency_key ?? crypto.randomUUID() };
-    return (await this.transport.request<Invite>({ method: 'POST', path: '/invites', body: JSON.stringify(body), headers, retry: 'keyed' }, options)).body;
+    const idempotencyKey = idempotency_key ?? crypto.randomUUID();
+    return this.transport.post<Invite>({ path: '/invites', body: JSON.stringify(body), idempotencyKey }, options);
   }
 }

@@ -10,8 +10,7 @@ export class Memories {
   list(params: MemoryListParams, options: RequestOptions = {}): PagePromise<MemoryListResponse, Memory> {
     const { after: start, ...query } = params;
     return new PagePromise(
-      async (after) =>
-        (await this.transport.request<MemoryListResponse>({ method: 'GET', path: '/memories', query: { ...query, after }, retry: 'idempotent' }, options)).body,
+      (after) => this.transport.get<MemoryListResponse>({ path: '/memories', query: { ...query, after } }, options),
       (page) => page.memories,
       start,
     );
@@ -19,11 +18,11 @@ export class Memories {
 
   /** Deletes one memory of the group for good. */
   async delete(id: string, params: { group: string }, options: RequestOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: path`/memories/${id}`, query: { group: params.group }, retry: 'idempotent' }, options);
+    await this.transport.delete({ path: path`/memories/${id}`, query: { group: params.group } }, options);
   }
 
   /** Deletes every memory of the group. */
   async deleteAll(params: { group: string }, options: RequestOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: '/memories', query: { group: params.group }, retry: 'idempotent' }, options);
+    await this.transport.delete({ path: '/memories', query: { group: params.group } }, options);
   }
 }

@@ -7,6 +7,6 @@ export class Models {
 
   /** The models agents can run on. */
   async list(options: RequestOptions = {}): Promise<ModelListResponse> {
-    return (await this.transport.request<ModelListResponse>({ method: 'GET', path: '/models', retry: 'idempotent' }, options)).body;
+    return this.transport.get<ModelListResponse>({ path: '/models' }, options);
   }
 }

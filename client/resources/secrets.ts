@@ -7,26 +7,26 @@ export class Secrets {
 
   /** Stores a new secret (400 when the name exists: rotate with `update`). Not re-sent once it may have arrived. */
   async create(params: SecretCreateParams, options: RequestOptions = {}): Promise<Secret> {
-    return (await this.transport.request<Secret>({ method: 'POST', path: '/secrets', body: JSON.stringify(params), retry: 'unsent-only' }, options)).body;
+    return this.transport.post<Secret>({ path: '/secrets', body: JSON.stringify(params) }, options);
   }
 
   /** Every secret, masked. */
   async list(options: RequestOptions = {}): Promise<SecretListResponse> {
-    return (await this.transport.request<SecretListResponse>({ method: 'GET', path: '/secrets', retry: 'idempotent' }, options)).body;
+    return this.transport.get<SecretListResponse>({ path: '/secrets' }, options);
   }
 
   /** One secret, masked. */
   async get(name: string, options: RequestOptions = {}): Promise<Secret> {
-    return (await this.transport.request<Secret>({ method: 'GET', path: path`/secrets/${name}`, retry: 'idempotent' }, options)).body;
+    return this.transport.get<Secret>({ path: path`/secrets/${name}` }, options);
   }
 
   /** Rotates a secret's value. */
   async update(name: string, params: SecretUpdateParams, options: RequestOptions = {}): Promise<Secret> {
-    return (await this.transport.request<Secret>({ method: 'PUT', path: path`/secrets/${name}`, body: JSON.stringify(params), retry: 'unsent-only' }, options)).body;
+    return this.transport.put<Secret>({ path: path`/secrets/${name}`, body: JSON.stringify(params) }, options);
   }
 
   /** Deletes a secret. */
   async delete(name: string, options: RequestOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: path`/secrets/${name}`, retry: 'idempotent' }, options);
+    await this.transport.delete({ path: path`/secrets/${name}` }, options);
   }
 }

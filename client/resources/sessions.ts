@@ -46,8 +46,7 @@ export class Sessions {
             path: sessionPath,
             query: () => ({ wait_timeout_seconds: remaining() }),
             body: raw,
-            headers: { 'idempotency-key': key },
-            retry: 'keyed',
+            idempotencyKey: key,
             timeoutMs: () => remaining() * 1000 + ANSWER_MARGIN_MS,
           },
           options,
@@ -64,8 +63,7 @@ export class Sessions {
   get(id: string, params: SessionGetParams = {}, options: RequestOptions = {}): PagePromise<SessionGetResponse, Message> {
     const sessionPath = path`/sessions/${id}`;
     return new PagePromise(
-      async (after) =>
-        (await this.transport.request<SessionGetResponse>({ method: 'GET', path: sessionPath, query: { after, limit: params.limit }, retry: 'idempotent' }, options)).body,
+      (after) => this.transport.get<SessionGetResponse>({ path: sessionPath, query: { after, limit: params.limit } }, options),
       (page) => page.messages,
       params.after,
     );
@@ -74,8 +72,7 @@ export class Sessions {
   /** Sessions, newest `updated_at` first; iterate for all of them. */
   list(params: SessionListParams = {}, options: RequestOptions = {}): PagePromise<SessionListResponse, Session> {
     return new PagePromise(
-      async (after) =>
-        (await this.transport.request<SessionListResponse>({ method: 'GET', path: '/sessions', query: { after, limit: params.limit }, retry: 'idempotent' }, options)).body,
+      (after) => this.transport.get<SessionListResponse>({ path: '/sessions', query: { after, limit: params.limit } }, options),
       (page) => page.sessions,
       params.after,
     );
@@ -85,8 +82,7 @@ export class Sessions {
   audit(id: string, params: SessionAuditParams = {}, options: RequestOptions = {}): PagePromise<SessionAuditResponse, AuditEvent> {
     const auditPath = path`/sessions/${id}/audit`;
     return new PagePromise(
-      async (after) =>
-        (await this.transport.request<SessionAuditResponse>({ method: 'GET', path: auditPath, query: { after, limit: params.limit }, retry: 'idempotent' }, options)).body,
+      (after) => this.transport.get<SessionAuditResponse>({ path: auditPath, query: { after, limit: params.limit } }, options),
       (page) => page.events,
       params.after,
     );
@@ -94,6 +90,6 @@ export class Sessions {
 
   /** Deletes the session, its messages, audit log and traces (a running invocation is stopped first). */
   async delete(id: string, options: RequestOptions = {}): Promise<void> {
-    await this.transport.request({ method: 'DELETE', path: path`/sessions/${id}`, retry: 'idempotent' }, options);
+    await this.transport.delete({ path: path`/sessions/${id}` }, options);
   }
 }

@@ -14,8 +14,7 @@ export class Traces {
     const tracePath = path`/traces/${invocationKey}`;
     const { after: start, ...query } = params;
     return new PagePromise(
-      async (after) =>
-        (await this.transport.request<TraceGetResponse>({ method: 'GET', path: tracePath, query: { ...query, after }, retry: 'idempotent' }, options)).body,
+      (after) => this.transport.get<TraceGetResponse>({ path: tracePath, query: { ...query, after } }, options),
       (page) => page.spans,
       start,
     );
@@ -25,10 +24,10 @@ export class Traces {
   list(params: TraceListParams = {}, options: RequestOptions = {}): PagePromise<TraceListResponse, TraceSummary> {
     const { after: start, ...filters } = params;
     return new PagePromise(
-      async (after) => {
+      (after) => {
         // The cursor carries the window and the filters; they are sent again as they were.
         const query = { ...filters, after };
-        return (await this.transport.request<TraceListResponse>({ method: 'GET', path: '/traces', query, retry: 'idempotent' }, options)).body;
+        return this.transport.get<TraceListResponse>({ path: '/traces', query }, options);
       },
       (page) => page.traces,
       start,
