@@ -11,6 +11,7 @@ import { runSteps, startAttempt } from '#functions/agent/loop';
 import { createOpenAIProvider } from '#functions/agent/providers/openai';
 import { createRedactor } from '#functions/agent/secrets';
 import { runAttemptSlice } from '#core/run-attempt';
+import { acceptanceStore } from '#data/acceptance';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import { executionInput } from '#data/workflow';
 import type { LocalCloud } from '#local/cloud';
@@ -59,8 +60,8 @@ export async function benchHarness(cloud: LocalCloud): Promise<void> {
     const full: number[] = [];
     for (let run = 0; run < RUNS + 1; run++) {
       const invocationKey = `harness-${Date.now()}-${run}`;
-      const { invocation } = await acceptRun({ organizationId, sessionId: `harness-${run}`, invocationKey, rawBody: '{}', agentName: 'bench', agent, userPrompt: 'go' });
-      await recordRunRevision({ organizationId, agentName: 'bench', agent }, invocation);
+      const { invocation } = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: `harness-${run}`, invocationKey, rawBody: '{}', agentName: 'bench', agent, userPrompt: 'go' });
+      await recordRunRevision(acceptanceStore(organizationId), { agentName: 'bench', agent }, invocation);
       script(model);
       const slice = { ...executionInput(organizationId, invocation), after: 0 };
       const gaps = await gapsBetweenCalls(model.origin, () => runAttemptSlice(slice, 600_000));

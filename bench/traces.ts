@@ -10,7 +10,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
 import { sha256 } from '#kit/ids';
 import { dynamo } from '#data/dynamo';
-import type { Invocation } from '#data/invocations';
+import type { Invocation } from '#core/model';
 import { keys } from '#data/keys';
 import { payloadKey, s3 } from '#data/payloads';
 import type { LocalCloud } from '#local/cloud';

@@ -3,7 +3,8 @@
  * (classify it and decide on another), and record the invocation's outcome.
  */
 import { endAttempt, listAttempts, putAttempt, type Attempt, type Usage } from '#data/attempts';
-import { getInvocation, getSession, recordOutcome, type Failure, type FailureKind, type Invocation } from '#data/invocations';
+import { getInvocation, getSession, recordOutcome } from '#data/invocations';
+import type { Failure, FailureKind, Invocation } from '#core/model';
 import { config } from '#kit/config';
 import { METRIC } from '#kit/metric-names';
 import { count } from '#kit/metrics';

@@ -10,7 +10,7 @@
  */
 import type { AttemptState } from '#functions/agent/loop';
 import { spanId, type ConversationMessage, type ModelProvider, type ModelResponse, type Redactor, type SpanRecorder } from '#functions/agent/types';
-import type { InvocationFacts } from '#data/invocations';
+import type { InvocationFacts } from '#core/model';
 import { activeMemories, isDistilled, writeMemories } from '#data/memories';
 import { InvocationEndedError } from './errors';
 import type { Logger } from '#kit/log';

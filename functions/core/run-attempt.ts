@@ -17,7 +17,7 @@ import type { ExecutionInput } from '#functions/workflow/definition';
 import { referencedSecrets } from '#contracts/agent';
 import { getRevision } from '#data/agents';
 import { listAttempts } from '#data/attempts';
-import type { InvocationFacts } from '#data/invocations';
+import type { InvocationFacts } from '#core/model';
 import { memoryGroupStore } from '#data/memories';
 import { listMessages } from '#data/messages';
 import { checkpointKey, getJson, putJson, workspaceSnapshotUrls } from '#data/payloads';

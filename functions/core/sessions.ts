@@ -7,16 +7,8 @@ import type { AgentConfig } from '#contracts/agent';
 import { checkOutputFormat } from '#functions/agent/output-format';
 import { isProviderAvailable } from '#functions/agent/providers/available';
 import { listAuditEvents } from '#data/audit';
-import {
-  deleteInvocationRecords,
-  deleteSessionRecords,
-  getInvocation,
-  getSession,
-  listSessionInvocationKeys,
-  listSessions,
-  type Invocation,
-  type Session,
-} from '#data/invocations';
+import { deleteInvocationRecords, deleteSessionRecords, getInvocation, getSession, listSessionInvocationKeys, listSessions } from '#data/invocations';
+import type { Invocation, Session } from '#core/model';
 import { getMessage, listMessages, type Message } from '#data/messages';
 import { deleteInvocationObjects } from '#data/payloads';
 import { startExecution, stopExecution } from '#data/workflow';
@@ -24,7 +16,7 @@ import { finishInvocation, interruptInvocation } from './attempts';
 import { config } from '#kit/config';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError } from './errors';
-import { acceptRun, recordRunRevision, type RunRequest } from './runs';
+import { acceptRun, recordRunRevision, type AcceptanceStore, type RunRequest } from './runs';
 
 /** A session as clients see it. */
 export function sessionView(session: Session) {
@@ -80,15 +72,15 @@ async function waitForOutcome(organizationId: string, invocationKey: string, wai
 }
 
 /** Accepts (or re-attaches to) a run, makes sure it executes, and waits for it as asked. */
-export async function runSession(request: RunRequest, waitSeconds: number): Promise<RunAnswer> {
+export async function runSession(acceptance: AcceptanceStore, request: RunRequest, waitSeconds: number): Promise<RunAnswer> {
   assertRunnable(request.agent);
   const { organizationId, invocationKey } = request;
-  const { invocation } = await acceptRun(request);
+  const { invocation } = await acceptRun(acceptance, request);
   if (invocation.status === 'RUNNING') {
     // A re-attach starts it too: the first request may have died between accepting and starting.
     try {
       // Before the execution: its first slice reads the configuration from the revision.
-      await recordRunRevision(request, invocation);
+      await recordRunRevision(acceptance, request, invocation);
       await startExecution(organizationId, invocation);
     } catch (error) {
       await finishInvocation(organizationId, invocationKey, { Error: error instanceof Error ? error.name : 'Error' });

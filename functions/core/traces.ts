@@ -5,7 +5,8 @@
  * trace, the window and filters of a search.
  */
 import { listAttempts, type Attempt } from '#data/attempts';
-import { getInvocation, getSession, type Invocation } from '#data/invocations';
+import { getInvocation, getSession } from '#data/invocations';
+import type { Invocation } from '#core/model';
 import { listSpans, readPayload, searchInvocations, type SearchPosition, type StoredSpan, type TraceFilters } from '#data/traces';
 import { sign, verify } from './cursor';
 import { InvalidInputError, NotFoundError, UnavailableError } from './errors';

@@ -3,7 +3,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
 import { spansExpireAt } from '#kit/retention';
-import { runningInvocation, type Failure, type Invocation, type InvocationStatus } from './invocations';
+import { runningInvocation } from './invocations';
+import type { Failure, Invocation, InvocationStatus } from '#core/model';
 import { keys } from './keys';
 
 export interface Usage {

@@ -8,54 +8,12 @@ import { config } from '#kit/config';
 import { newId } from '#kit/ids';
 import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
-
-export type InvocationStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
-export type FailureKind = 'crash' | 'no_progress' | 'interrupted' | 'internal';
-
-export interface Failure {
-  kind: FailureKind;
-  message: string;
-}
-
-export interface Session {
-  id: string;
-  state: 'IDLE' | 'RUNNING';
-  invocation_count: number;
-  message_count: number;
-  created_at: string;
-  updated_at: string;
-  current_invocation_key?: string;
-  agent_name?: string;
-  agent_revision?: string;
-}
-
-export interface Invocation {
-  invocation_key: string;
-  session_id: string;
-  session_position: number;
-  status: InvocationStatus;
-  agent_name: string;
-  agent_revision: string;
-  /** SHA-256 of the request body exactly as sent: what a retry must match. */
-  body_sha256: string;
-  started_at: string;
-  ended_at?: string;
-  failure?: Failure;
-  /** The cursor of the invocation's user message (written at acceptance). */
-  user_cursor: number;
-  /** The cursor of the assistant message a successful invocation produced. */
-  answer_cursor?: number;
-}
+import type { Failure, Invocation, InvocationFacts, InvocationStatus, Refusal, Session } from '#core/model';
 
 export interface AuditEventInput {
   type: 'agent_invocation' | 'llm_call' | 'tool_result' | 'memory_written' | 'run_succeeded' | 'run_failed';
   payload: Record<string, unknown>;
 }
-
-/** Why an acceptance did not happen; the caller maps each to a status. */
-export type Refusal =
-  | { reason: 'key_in_use'; invocation: Invocation }
-  | { reason: 'session_changed' | 'quota_exhausted' };
 
 /** An audit item for the session partition (the log is append-only: items are only put). */
 export function auditItem(organizationId: string, invocation: Pick<Invocation, 'session_id' | 'invocation_key' | 'agent_revision'>, event: AuditEventInput, eventTime: string) {
@@ -249,9 +207,6 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
     throw error;
   }
 }
-
-/** The facts of a running invocation its recorders need; never changed after acceptance. */
-export type InvocationFacts = Pick<Invocation, 'invocation_key' | 'session_id' | 'session_position' | 'agent_name' | 'agent_revision' | 'started_at'>;
 
 export interface OutcomeInput {
   organizationId: string;

@@ -13,7 +13,8 @@ import { InvocationEndedError } from '#core/errors';
 import { eventTime } from '#kit/ids';
 import type { MemoryGroupStore } from '#functions/agent/tools/types';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
-import { auditItem, deletePartition, type InvocationFacts } from './invocations';
+import { auditItem, deletePartition } from './invocations';
+import type { InvocationFacts } from '#core/model';
 import { keys } from './keys';
 
 export type MemoryStatus = 'active' | 'replaced';

@@ -18,7 +18,8 @@ import { spansExpireAt } from '#kit/retention';
 import type { Usage } from './attempts';
 import { progressUpdate, successUpdate } from './attempts';
 import { cancellationReasons, transactWrite } from './dynamo';
-import { auditItem, outcomeItems, runningInvocation, type InvocationFacts } from './invocations';
+import { auditItem, outcomeItems, runningInvocation } from './invocations';
+import type { InvocationFacts } from '#core/model';
 import { keys } from './keys';
 import { payloadKey, putJson } from './payloads';
 

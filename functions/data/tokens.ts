@@ -5,17 +5,10 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
-import { NotFoundError } from '#core/errors';
 import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
 
-export interface Token {
-  id: string;
-  name: string;
-  created_at: string;
-  last_used_at?: string;
-  key_prefix: string;
-}
+import type { Token, TokenStore } from '#core/tokens';
 
 interface TokenItem extends Token {
   organization_id: string;
@@ -66,22 +59,23 @@ export async function listTokens(organizationId: string): Promise<Token[]> {
   return (await queryPrefix(keys.tokensOf(organizationId))).map((item) => toToken(item as unknown as TokenItem));
 }
 
-async function getTokenItem(organizationId: string, tokenId: string): Promise<TokenItem> {
+async function getTokenItem(organizationId: string, tokenId: string): Promise<TokenItem | undefined> {
   const result = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.token(organizationId, tokenId), ConsistentRead: true }),
   );
-  if (!result.Item) throw new NotFoundError(`token ${tokenId} not found`);
-  return result.Item as TokenItem;
+  return result.Item as TokenItem | undefined;
 }
 
 /** One API key of an organization. */
-export async function getToken(organizationId: string, tokenId: string): Promise<Token> {
-  return toToken(await getTokenItem(organizationId, tokenId));
+export async function getToken(organizationId: string, tokenId: string): Promise<Token | undefined> {
+  const item = await getTokenItem(organizationId, tokenId);
+  return item && toToken(item);
 }
 
-/** Revokes a key: both items go in one transaction. */
-export async function deleteToken(organizationId: string, tokenId: string): Promise<void> {
+/** Revokes a key: both items go in one transaction. False when the organization has no such key. */
+export async function deleteToken(organizationId: string, tokenId: string): Promise<boolean> {
   const item = await getTokenItem(organizationId, tokenId);
+  if (!item) return false;
   try {
     await transactWrite({
       TransactItems: [
@@ -95,12 +89,22 @@ export async function deleteToken(organizationId: string, tokenId: string): Prom
         { Delete: { TableName: config.tableName, Key: keys.apiKey(item.key_hash) } },
       ],
     });
+    return true;
   } catch (error) {
-    if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') {
-      throw new NotFoundError(`token ${tokenId} not found`);
-    }
+    // Revoked by another request meanwhile.
+    if (cancellationReasons(error)?.[0]?.code === 'ConditionalCheckFailed') return false;
     throw error;
   }
+}
+
+/** The API keys of `organizationId` (`core/tokens.ts` declares the store). */
+export function tokenStore(organizationId: string): TokenStore {
+  return {
+    put: (token, keyHash) => putToken(organizationId, token, keyHash),
+    list: () => listTokens(organizationId),
+    get: (tokenId) => getToken(organizationId, tokenId),
+    delete: (tokenId) => deleteToken(organizationId, tokenId),
+  };
 }
 
 /** The key behind a hash, read consistently so revocation takes effect at once. */

@@ -6,7 +6,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
 import { UnavailableError } from '#core/errors';
 import { dynamo, queryPage } from './dynamo';
-import type { Invocation } from './invocations';
+import type { Invocation } from '#core/model';
 import { keys } from './keys';
 import { getBytes, payloadKey } from './payloads';
 

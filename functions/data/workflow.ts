@@ -3,7 +3,7 @@ import { SFNClient, StartExecutionCommand, StopExecutionCommand } from '@aws-sdk
 import { config } from '#kit/config';
 import { sha256 } from '#kit/ids';
 import type { ExecutionInput } from '#functions/workflow/definition';
-import type { Invocation } from './invocations';
+import type { Invocation } from '#core/model';
 
 const sfn = new SFNClient({});
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
 import { classify, finishInvocation, settleFailedAttempt, startNextAttempt } from '#core/attempts';
+import { acceptanceStore } from '#data/acceptance';
 import { acceptRun } from '#core/runs';
 import { endAttempt, listAttempts } from '#data/attempts';
 import { getInvocation, getSession } from '#data/invocations';
@@ -14,7 +15,7 @@ const agent: AgentConfig = { model: { name: 'gpt-test', provider: { name: 'opena
 
 async function accepted(sessionId = 's1', invocationKey = 'k1') {
   const { organizationId } = await newOrganization();
-  await acceptRun({ organizationId, sessionId, invocationKey, rawBody: '{}', agentName: 'a', agent, userPrompt: 'question?' });
+  await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId, invocationKey, rawBody: '{}', agentName: 'a', agent, userPrompt: 'question?' });
   return { organizationId, sessionId, invocationKey };
 }
 
@@ -117,7 +118,7 @@ describe('the attempt lifecycle', () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
     await finishInvocation(organizationId, invocationKey, { Error: 'x' });
 
-    const next = await acceptRun({ organizationId, sessionId, invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: 'again' });
+    const next = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId, invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: 'again' });
 
     expect(next.invocation.session_position).toBe(2);
   });

@@ -4,6 +4,7 @@ import { finishInvocation, startNextAttempt } from '#core/attempts';
 import { distillMemories } from '#core/distill-memories';
 import { InvocationEndedError } from '#core/errors';
 import { runAttemptSlice } from '#core/run-attempt';
+import { acceptanceStore } from '#data/acceptance';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import { createRedactor } from '#functions/agent/secrets';
 import type { ModelProvider } from '#functions/agent/types';
@@ -70,7 +71,7 @@ const auditOf = async (token: string, sessionId: string) =>
 /** A running invocation to write memories with directly. */
 async function runningInvocation(organizationId: string, sessionId = 'writer', invocationKey = 'w1') {
   const agent = agentOf('any');
-  const { invocation } = await acceptRun({ organizationId, sessionId, invocationKey, rawBody: '{}', agentName: 'a', agent, userPrompt: 'x' });
+  const { invocation } = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId, invocationKey, rawBody: '{}', agentName: 'a', agent, userPrompt: 'x' });
   return invocation;
 }
 
@@ -261,8 +262,8 @@ describe('memory generation session', () => {
   it('distils an invocation at most once, whatever runs again', async () => {
     const { organizationId } = await organization();
     const agent = agentOf('once', ['session']);
-    const { invocation } = await acceptRun({ organizationId, sessionId: 'once', invocationKey: 'o1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Remember me' });
-    await recordRunRevision({ organizationId, agentName: 'a', agent }, invocation);
+    const { invocation } = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: 'once', invocationKey: 'o1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Remember me' });
+    await recordRunRevision(acceptanceStore(organizationId), { agentName: 'a', agent }, invocation);
     model.enqueue(answer('Sure.'), answer('["Someone wants to be remembered."]'));
     expect(await runAttemptSlice({ ...executionInput(organizationId, invocation), after: 0 }, 60_000)).toEqual({ attempt: 1, state: 'done' });
 

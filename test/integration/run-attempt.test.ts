@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
 import { runAttemptSlice, type SliceInput } from '#core/run-attempt';
+import { acceptanceStore } from '#data/acceptance';
 import { acceptRun, recordRunRevision } from '#core/runs';
-import type { Invocation } from '#data/invocations';
+import type { Invocation } from '#core/model';
 import { executionInput } from '#data/workflow';
 import { listAttempts } from '#data/attempts';
 import { queryPrefix } from '#data/dynamo';
@@ -30,12 +31,12 @@ describe('an attempt slice', () => {
   async function acceptedRun(agent: AgentConfig, prompt = 'What is 2+2?') {
     const { organizationId, token } = await newOrganization();
     await request('POST', '/secrets', { token, body: { name: 'MODEL_KEY', value: CANARY } });
-    const first = await acceptRun({ organizationId, sessionId: 's', invocationKey: 'k1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Earlier question' });
+    const first = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: 's', invocationKey: 'k1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Earlier question' });
     // A first exchange in the session, so the second invocation has history.
-    await recordRunRevision({ organizationId, agentName: 'a', agent }, first.invocation);
+    await recordRunRevision(acceptanceStore(organizationId), { agentName: 'a', agent }, first.invocation);
     model.enqueue(answer('Earlier answer'));
     expect(await runAttemptSlice(sliceOf(organizationId, first.invocation), 60_000)).toEqual({ attempt: 1, state: 'done' });
-    const { invocation } = await acceptRun({ organizationId, sessionId: 's', invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: prompt });
+    const { invocation } = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: 's', invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: prompt });
     return { organizationId, invocation, first };
   }
 

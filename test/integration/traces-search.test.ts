@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ListTracesResponse } from '#contracts/traces';
 import { sha256 } from '#kit/ids';
-import { acceptInvocation, getSession, recordOutcome, type Invocation } from '#data/invocations';
+import { acceptInvocation, getSession, recordOutcome } from '#data/invocations';
+import type { Invocation } from '#core/model';
 import { batchPut, invocationItem, sessionItem } from '../seed/traces';
 import { newOrganization, request } from './support';
 

@@ -5,9 +5,11 @@ import { GetTraceResponse } from '#contracts/traces';
 import { finishInvocation, settleFailedAttempt, startNextAttempt } from '#core/attempts';
 import { config } from '#kit/config';
 import { sha256 } from '#kit/ids';
+import { acceptanceStore } from '#data/acceptance';
 import { acceptRun } from '#core/runs';
 import { endAttempt } from '#data/attempts';
-import { acceptInvocation, getInvocation, type Invocation } from '#data/invocations';
+import { acceptInvocation, getInvocation } from '#data/invocations';
+import type { Invocation } from '#core/model';
 import { payloadKey, s3 } from '#data/payloads';
 import { spanStore } from '#data/spans';
 import { answer, startFakeOpenAI, toolCall, type FakeOpenAIServer } from '../fakes/openai-server';
@@ -42,7 +44,7 @@ async function allPages(token: string, key: string, query: Record<string, string
 /** An accepted invocation, recorded straight through the domain layer (no execution runs it). */
 async function accepted(invocationKey = 'k1', sessionId = 's1') {
   const organization = await newOrganization();
-  const { invocation } = await acceptRun({
+  const { invocation } = await acceptRun(acceptanceStore(organization.organizationId), {
     organizationId: organization.organizationId, sessionId, invocationKey, rawBody: '{}', agentName: 'tracer', agent, userPrompt: 'question?',
   });
   return { ...organization, invocation };
@@ -272,7 +274,7 @@ describe('GET /traces/{invocation_key} paging', () => {
   });
 
   it('refuses a cursor of another invocation of the same organization', async () => {
-    await acceptRun({ organizationId, sessionId: 's2', invocationKey: 'big2', rawBody: '{}', agentName: 'tracer', agent, userPrompt: 'q' });
+    await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: 's2', invocationKey: 'big2', rawBody: '{}', agentName: 'tracer', agent, userPrompt: 'q' });
     const { body } = await trace(token, 'big', { payloads: 'false', limit: '5' });
 
     expect((await trace(token, 'big2', { payloads: 'false' })).status).toBe(200);

@@ -8,7 +8,7 @@ import { config } from '#kit/config';
 import { sha256 } from '#kit/ids';
 import { spansExpireAt } from '#kit/retention';
 import { dynamo } from '#data/dynamo';
-import type { Invocation } from '#data/invocations';
+import type { Invocation } from '#core/model';
 import { keys } from '#data/keys';
 import { payloadKey, putJson } from '#data/payloads';
 

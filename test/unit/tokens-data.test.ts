@@ -3,7 +3,6 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { NotFoundError } from '#core/errors';
 import { deleteToken, putToken, touchKey } from '#data/tokens';
 
 const cancelled = (...codes: string[]) =>
@@ -46,7 +45,7 @@ describe('API key adapter', () => {
     dynamo.on(GetCommand).resolves({ Item: { ...token, organization_id: 'org_a', key_hash: 'hash1' } });
     dynamo.on(TransactWriteCommand).resolves({});
 
-    await deleteToken('org_a', 'tok_1');
+    await expect(deleteToken('org_a', 'tok_1')).resolves.toBe(true);
 
     const items = dynamo.commandCalls(TransactWriteCommand)[0]!.args[0].input.TransactItems!;
     expect(items.map((item) => item.Delete!.Key)).toEqual([
@@ -55,10 +54,10 @@ describe('API key adapter', () => {
     ]);
   });
 
-  it('answers NotFound for a key of no record', async () => {
+  it('deletes nothing for a key of no record, and says so (core decides what that means)', async () => {
     dynamo.on(GetCommand).resolves({});
 
-    await expect(deleteToken('org_a', 'tok_x')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(deleteToken('org_a', 'tok_x')).resolves.toBe(false);
     expect(dynamo).not.toHaveReceivedCommand(TransactWriteCommand);
   });
 

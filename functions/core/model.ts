@@ -1,0 +1,50 @@
+/**
+ * The domain's own nouns: what a session, an invocation and its failure are, whatever
+ * stores them. `core/` declares them; `data/` reads and writes them.
+ */
+
+export type InvocationStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+export type FailureKind = 'crash' | 'no_progress' | 'interrupted' | 'internal';
+
+export interface Failure {
+  kind: FailureKind;
+  message: string;
+}
+
+export interface Session {
+  id: string;
+  state: 'IDLE' | 'RUNNING';
+  invocation_count: number;
+  message_count: number;
+  created_at: string;
+  updated_at: string;
+  current_invocation_key?: string;
+  agent_name?: string;
+  agent_revision?: string;
+}
+
+export interface Invocation {
+  invocation_key: string;
+  session_id: string;
+  session_position: number;
+  status: InvocationStatus;
+  agent_name: string;
+  agent_revision: string;
+  /** SHA-256 of the request body exactly as sent: what a retry must match. */
+  body_sha256: string;
+  started_at: string;
+  ended_at?: string;
+  failure?: Failure;
+  /** The cursor of the invocation's user message (written at acceptance). */
+  user_cursor: number;
+  /** The cursor of the assistant message a successful invocation produced. */
+  answer_cursor?: number;
+}
+
+/** The facts of a running invocation its recorders need; never changed after acceptance. */
+export type InvocationFacts = Pick<Invocation, 'invocation_key' | 'session_id' | 'session_position' | 'agent_name' | 'agent_revision' | 'started_at'>;
+
+/** Why an acceptance did not happen; the caller maps each to a status. */
+export type Refusal =
+  | { reason: 'key_in_use'; invocation: Invocation }
+  | { reason: 'session_changed' | 'quota_exhausted' };
