@@ -5,11 +5,14 @@
  */
 import { acceptanceStore } from '#data/acceptance';
 import { listAgents } from '#data/agents';
+import { attemptStore } from '#data/attempts';
 import { tokenStore } from '#data/tokens';
 
 export const stores = {
   /** Accepting runs (`core/runs.ts`). */
   acceptance: acceptanceStore,
+  /** Attempts and outcomes of invocations (`core/attempts.ts`). */
+  attempts: attemptStore,
   /** API keys (`core/tokens.ts`). */
   tokens: tokenStore,
   /** Agent names and their revisions (`core/agents.ts`). */

@@ -2,13 +2,32 @@
  * The attempt lifecycle the state machine drives: start an attempt, settle a failed one
  * (classify it and decide on another), and record the invocation's outcome.
  */
-import { endAttempt, listAttempts, putAttempt, type Attempt, type Usage } from '#data/attempts';
-import { getInvocation, getSession, recordOutcome } from '#data/invocations';
-import type { Failure, FailureKind, Invocation } from '#core/model';
+import type { Attempt, Failure, FailureKind, Invocation, Outcome, Session, Usage } from '#core/model';
 import { config } from '#kit/config';
 import { METRIC } from '#kit/metric-names';
 import { count } from '#kit/metrics';
 import { InvocationEndedError } from './errors';
+
+/** What the attempt lifecycle reads and writes, bound to one organization. */
+export interface AttemptStore {
+  invocation(invocationKey: string): Promise<Invocation | undefined>;
+  session(sessionId: string): Promise<Session | undefined>;
+  /** The invocation's attempts, oldest first, read consistently. */
+  attempts(invocationKey: string): Promise<Attempt[]>;
+  /** Opens attempt `number` while the invocation runs: `exists` when it was opened already, `ended` when the invocation is not RUNNING. */
+  openAttempt(invocation: Pick<Invocation, 'invocation_key' | 'started_at'>, number: number, startedAt: string): Promise<'opened' | 'exists' | 'ended'>;
+  /** Ends a running attempt; false when it had ended already. */
+  endAttempt(
+    invocationKey: string,
+    number: number,
+    outcome: { status: 'SUCCEEDED'; answer: string; ended_at: string } | { status: 'FAILED'; failure: Failure; ended_at: string },
+  ): Promise<boolean>;
+  /**
+   * Records the outcome while the invocation runs, in one step: its status, the session
+   * released, the answer as the assistant message, the audit event. True when this call recorded it.
+   */
+  recordOutcome(outcome: Outcome): Promise<boolean>;
+}
 
 /** The error a task failed with, as Step Functions reports it (`$.error`). */
 export interface TaskError {
@@ -62,24 +81,24 @@ const running = (attempts: Attempt[]) => attempts.filter((attempt) => attempt.st
  * cut off (the service restarted, or a task was lost) and is ended as interrupted first.
  */
 export async function startNextAttempt(
-  organizationId: string,
+  store: AttemptStore,
   invocationKey: string,
   known?: { invocation: Pick<Invocation, 'invocation_key' | 'started_at'>; after: number },
 ): Promise<number> {
   const now = new Date().toISOString();
   if (known && known.after < config.maxAttempts) {
-    const opened = await putAttempt(organizationId, known.invocation, known.after + 1, now);
+    const opened = await store.openAttempt(known.invocation, known.after + 1, now);
     if (opened === 'opened') {
       count(METRIC.attemptsStarted);
       return known.after + 1;
     }
     if (opened === 'ended') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
   }
-  const invocation = await getInvocation(organizationId, invocationKey);
+  const invocation = await store.invocation(invocationKey);
   if (invocation?.status !== 'RUNNING') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
-  const attempts = await listAttempts(organizationId, invocationKey);
+  const attempts = await store.attempts(invocationKey);
   for (const dangling of running(attempts)) {
-    await endAttempt(organizationId, invocationKey, dangling.number, {
+    await store.endAttempt(invocationKey, dangling.number, {
       status: 'FAILED',
       failure: { kind: 'interrupted', message: 'the attempt was cut off before it finished' },
       ended_at: now,
@@ -87,21 +106,21 @@ export async function startNextAttempt(
   }
   if (attempts.length >= config.maxAttempts) throw new AttemptsExhaustedError(`all ${config.maxAttempts} attempts have run`);
   const number = attempts.length + 1;
-  const opened = await putAttempt(organizationId, invocation, number, now);
+  const opened = await store.openAttempt(invocation, number, now);
   if (opened === 'ended') throw new InvocationEndedError(`invocation ${invocationKey} is no longer running`);
   count(METRIC.attemptsStarted);
   return number;
 }
 
 /** Ends the running attempt as failed: the last attempt's number, and whether another should follow. */
-export async function settleFailedAttempt(organizationId: string, invocationKey: string, error: TaskError): Promise<{ attempt: number; retry: boolean }> {
+export async function settleFailedAttempt(store: AttemptStore, invocationKey: string, error: TaskError): Promise<{ attempt: number; retry: boolean }> {
   const { failure, retry } = classify(error);
-  const attempts = await listAttempts(organizationId, invocationKey);
+  const attempts = await store.attempts(invocationKey);
   const now = new Date().toISOString();
   for (const attempt of running(attempts)) {
-    await endAttempt(organizationId, invocationKey, attempt.number, { status: 'FAILED', failure, ended_at: now });
+    await store.endAttempt(invocationKey, attempt.number, { status: 'FAILED', failure, ended_at: now });
   }
-  const invocation = await getInvocation(organizationId, invocationKey);
+  const invocation = await store.invocation(invocationKey);
   return { attempt: attempts.length, retry: retry && invocation?.status === 'RUNNING' && attempts.length < config.maxAttempts };
 }
 
@@ -117,26 +136,25 @@ export function totalUsage(attempts: Pick<Attempt, 'usage'>[]): Usage {
  * Records the invocation's outcome from its latest attempt: its answer when it succeeded,
  * else its failure (or `internal` when no attempt could start). Safe to repeat.
  */
-export async function finishInvocation(organizationId: string, invocationKey: string, error?: TaskError): Promise<void> {
-  const invocation = await getInvocation(organizationId, invocationKey);
+export async function finishInvocation(store: AttemptStore, invocationKey: string, error?: TaskError): Promise<void> {
+  const invocation = await store.invocation(invocationKey);
   if (invocation?.status !== 'RUNNING') return;
-  const attempts = await listAttempts(organizationId, invocationKey);
+  const attempts = await store.attempts(invocationKey);
   const now = new Date().toISOString();
   const last = attempts.at(-1);
   let failure: Failure | undefined;
   if (last?.status === 'RUNNING') {
     // Reached through a bookkeeping task's failure while an attempt was open.
     failure = classify(error ?? {}).failure;
-    await endAttempt(organizationId, invocationKey, last.number, { status: 'FAILED', failure, ended_at: now });
+    await store.endAttempt(invocationKey, last.number, { status: 'FAILED', failure, ended_at: now });
   } else if (last?.status === 'FAILED') {
     failure = last.failure;
   } else if (!last) {
     failure = { kind: 'internal', message: `the invocation could not start${error?.Error ? ` (${error.Error})` : ''}` };
   }
-  const session = await getSession(organizationId, invocation.session_id);
+  const session = await store.session(invocation.session_id);
   if (!session) return;
-  const recorded = await recordOutcome({
-    organizationId,
+  const recorded = await store.recordOutcome({
     invocation,
     endedAt: now,
     messageCount: session.message_count,
@@ -152,18 +170,18 @@ export async function finishInvocation(organizationId: string, invocationKey: st
  * out): its running attempts end with the same failure, then the outcome is recorded and
  * the session released. Safe to repeat; does nothing once the outcome is recorded.
  */
-export async function interruptInvocation(organizationId: string, invocationKey: string, message: string): Promise<boolean> {
-  const invocation = await getInvocation(organizationId, invocationKey);
+export async function interruptInvocation(store: AttemptStore, invocationKey: string, message: string): Promise<boolean> {
+  const invocation = await store.invocation(invocationKey);
   if (invocation?.status !== 'RUNNING') return false;
   const failure: Failure = { kind: 'interrupted', message };
   const now = new Date().toISOString();
-  const attempts = await listAttempts(organizationId, invocationKey);
+  const attempts = await store.attempts(invocationKey);
   for (const attempt of running(attempts)) {
-    await endAttempt(organizationId, invocationKey, attempt.number, { status: 'FAILED', failure, ended_at: now });
+    await store.endAttempt(invocationKey, attempt.number, { status: 'FAILED', failure, ended_at: now });
   }
-  const session = await getSession(organizationId, invocation.session_id);
+  const session = await store.session(invocation.session_id);
   if (!session) return false;
-  const recorded = await recordOutcome({ organizationId, invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure });
+  const recorded = await store.recordOutcome({ invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure });
   if (recorded) countOutcome(failure);
   return recorded;
 }

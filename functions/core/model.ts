@@ -48,3 +48,32 @@ export type InvocationFacts = Pick<Invocation, 'invocation_key' | 'session_id' |
 export type Refusal =
   | { reason: 'key_in_use'; invocation: Invocation }
   | { reason: 'session_changed' | 'quota_exhausted' };
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface Attempt {
+  number: number;
+  status: InvocationStatus;
+  started_at: string;
+  ended_at?: string;
+  usage: Usage;
+  failure?: Failure;
+  /** Model calls made so far; written at every checkpoint, so a stalled attempt shows. */
+  steps: number;
+  /** The final answer of a successful attempt (the outcome turns it into the message). */
+  answer?: string;
+}
+
+/** How an invocation ended, as its outcome records it: the answer when it succeeded, else the failure. */
+export interface Outcome {
+  invocation: InvocationFacts;
+  endedAt: string;
+  answer?: string;
+  failure?: Failure;
+  /** The session's message count as seen while the invocation held it (the answer takes the next cursor). */
+  messageCount: number;
+  usage: Usage;
+}

@@ -16,7 +16,7 @@ import { createProvider } from '#functions/agent/providers/index';
 import type { ExecutionInput } from '#functions/workflow/definition';
 import { referencedSecrets } from '#contracts/agent';
 import { getRevision } from '#data/agents';
-import { listAttempts } from '#data/attempts';
+import { attemptStore, listAttempts } from '#data/attempts';
 import type { InvocationFacts } from '#core/model';
 import { memoryGroupStore } from '#data/memories';
 import { listMessages } from '#data/messages';
@@ -86,7 +86,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const resumed = 'resume' in input ? input.resume : undefined;
   // A new attempt is opened beside reading the session's messages; a resumed one starts from its checkpoint.
   const [attempt, revision, saved, talk] = await Promise.all([
-    resumed ?? startNextAttempt(organizationId, invocationKey, { invocation, after: 'after' in input ? input.after : 0 }),
+    resumed ?? startNextAttempt(attemptStore(organizationId), invocationKey, { invocation, after: 'after' in input ? input.after : 0 }),
     getRevision(organizationId, input.agent_name, input.agent_revision),
     resumed === undefined ? undefined : getJson(checkpointKey(organizationId, invocationKey, resumed)),
     resumed === undefined ? conversation(input) : undefined,

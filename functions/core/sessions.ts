@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '#contracts/agent';
 import { checkOutputFormat } from '#functions/agent/output-format';
 import { isProviderAvailable } from '#functions/agent/providers/available';
+import { attemptStore } from '#data/attempts';
 import { listAuditEvents } from '#data/audit';
 import { deleteInvocationRecords, deleteSessionRecords, getInvocation, getSession, listSessionInvocationKeys, listSessions } from '#data/invocations';
 import type { Invocation, Session } from '#core/model';
@@ -83,7 +84,7 @@ export async function runSession(acceptance: AcceptanceStore, request: RunReques
       await recordRunRevision(acceptance, request, invocation);
       await startExecution(organizationId, invocation);
     } catch (error) {
-      await finishInvocation(organizationId, invocationKey, { Error: error instanceof Error ? error.name : 'Error' });
+      await finishInvocation(attemptStore(organizationId), invocationKey, { Error: error instanceof Error ? error.name : 'Error' });
       throw error;
     }
   }
@@ -149,7 +150,7 @@ const DELETED = 'the session was deleted';
 async function interrupt(organizationId: string, invocationKey: string): Promise<void> {
   const invocation = await getInvocation(organizationId, invocationKey);
   if (invocation?.status !== 'RUNNING') return;
-  await interruptInvocation(organizationId, invocationKey, DELETED);
+  await interruptInvocation(attemptStore(organizationId), invocationKey, DELETED);
   await stopExecution(organizationId, invocation, DELETED);
 }
 

@@ -4,7 +4,8 @@
  * cursors that carry what the first page fixed: the payloads and attempts modes of a
  * trace, the window and filters of a search.
  */
-import { listAttempts, type Attempt } from '#data/attempts';
+import { listAttempts } from '#data/attempts';
+import type { Attempt } from '#core/model';
 import { getInvocation, getSession } from '#data/invocations';
 import type { Invocation } from '#core/model';
 import { listSpans, readPayload, searchInvocations, type SearchPosition, type StoredSpan, type TraceFilters } from '#data/traces';

@@ -3,27 +3,10 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
 import { spansExpireAt } from '#kit/retention';
-import { runningInvocation } from './invocations';
-import type { Failure, Invocation, InvocationStatus } from '#core/model';
+import { getInvocation, getSession, recordOutcome, runningInvocation } from './invocations';
+import type { Attempt, Failure, Invocation, Usage } from '#core/model';
+import type { AttemptStore } from '#core/attempts';
 import { keys } from './keys';
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-}
-
-export interface Attempt {
-  number: number;
-  status: InvocationStatus;
-  started_at: string;
-  ended_at?: string;
-  usage: Usage;
-  failure?: Failure;
-  /** Model calls made so far; written at every checkpoint, so a stalled attempt shows. */
-  steps: number;
-  /** The final answer of a successful attempt (the outcome turns it into the message). */
-  answer?: string;
-}
 
 /** Attempts of an invocation, oldest first, read consistently. */
 export async function listAttempts(organizationId: string, invocationKey: string): Promise<Attempt[]> {
@@ -127,4 +110,16 @@ export async function endAttempt(
     if (isConditionFailure(error)) return false;
     throw error;
   }
+}
+
+/** The attempts and outcome of `organizationId`'s invocations (`core/attempts.ts` declares the store). */
+export function attemptStore(organizationId: string): AttemptStore {
+  return {
+    invocation: (invocationKey) => getInvocation(organizationId, invocationKey),
+    session: (sessionId) => getSession(organizationId, sessionId),
+    attempts: (invocationKey) => listAttempts(organizationId, invocationKey),
+    openAttempt: (invocation, number, startedAt) => putAttempt(organizationId, invocation, number, startedAt),
+    endAttempt: (invocationKey, number, outcome) => endAttempt(organizationId, invocationKey, number, outcome),
+    recordOutcome: (outcome) => recordOutcome({ organizationId, ...outcome }),
+  };
 }

@@ -8,7 +8,7 @@ import { config } from '#kit/config';
 import { newId } from '#kit/ids';
 import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite } from './dynamo';
 import { keys } from './keys';
-import type { Failure, Invocation, InvocationFacts, InvocationStatus, Refusal, Session } from '#core/model';
+import type { Failure, Invocation, InvocationFacts, InvocationStatus, Outcome, Refusal, Session } from '#core/model';
 
 export interface AuditEventInput {
   type: 'agent_invocation' | 'llm_call' | 'tool_result' | 'memory_written' | 'run_succeeded' | 'run_failed';
@@ -208,16 +208,9 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
   }
 }
 
-export interface OutcomeInput {
+/** An outcome of one organization's invocation. */
+export interface OutcomeInput extends Outcome {
   organizationId: string;
-  invocation: InvocationFacts;
-  endedAt: string;
-  /** The assistant's answer when it succeeded. */
-  answer?: string;
-  failure?: Failure;
-  /** The session's message count as seen while the invocation held it (the answer takes the next cursor). */
-  messageCount: number;
-  usage: { input_tokens: number; output_tokens: number };
 }
 
 type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];

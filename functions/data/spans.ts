@@ -15,11 +15,10 @@ import { config } from '#kit/config';
 import { InvocationEndedError } from '#core/errors';
 import { eventTime, sha256 } from '#kit/ids';
 import { spansExpireAt } from '#kit/retention';
-import type { Usage } from './attempts';
 import { progressUpdate, successUpdate } from './attempts';
 import { cancellationReasons, transactWrite } from './dynamo';
 import { auditItem, outcomeItems, runningInvocation } from './invocations';
-import type { InvocationFacts } from '#core/model';
+import type { InvocationFacts, Usage } from '#core/model';
 import { keys } from './keys';
 import { payloadKey, putJson } from './payloads';
 

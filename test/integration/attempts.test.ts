@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
+import { attemptStore } from '#data/attempts';
 import { classify, finishInvocation, settleFailedAttempt, startNextAttempt } from '#core/attempts';
 import { acceptanceStore } from '#data/acceptance';
 import { acceptRun } from '#core/runs';
@@ -46,11 +47,11 @@ describe('the attempt lifecycle', () => {
   it('retries after a timeout, then succeeds with the last attempt answer only', async () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
 
-    expect(await startNextAttempt(organizationId, invocationKey)).toBe(1);
-    expect((await settleFailedAttempt(organizationId, invocationKey, { Error: 'States.Timeout' })).retry).toBe(true);
-    expect(await startNextAttempt(organizationId, invocationKey)).toBe(2);
+    expect(await startNextAttempt(attemptStore(organizationId), invocationKey)).toBe(1);
+    expect((await settleFailedAttempt(attemptStore(organizationId), invocationKey, { Error: 'States.Timeout' })).retry).toBe(true);
+    expect(await startNextAttempt(attemptStore(organizationId), invocationKey)).toBe(2);
     await endAttempt(organizationId, invocationKey, 2, { status: 'SUCCEEDED', answer: 'the answer', ended_at: new Date().toISOString() });
-    await finishInvocation(organizationId, invocationKey, { Error: 'States.Timeout' });
+    await finishInvocation(attemptStore(organizationId), invocationKey, { Error: 'States.Timeout' });
 
     const invocation = await getInvocation(organizationId, invocationKey);
     expect(invocation).toMatchObject({ status: 'SUCCEEDED' });
@@ -71,10 +72,10 @@ describe('the attempt lifecycle', () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
 
     for (let attempt = 1; attempt <= 3; attempt++) {
-      expect(await startNextAttempt(organizationId, invocationKey)).toBe(attempt);
-      expect((await settleFailedAttempt(organizationId, invocationKey, { Error: 'Runtime.ExitError' })).retry).toBe(attempt < 3);
+      expect(await startNextAttempt(attemptStore(organizationId), invocationKey)).toBe(attempt);
+      expect((await settleFailedAttempt(attemptStore(organizationId), invocationKey, { Error: 'Runtime.ExitError' })).retry).toBe(attempt < 3);
     }
-    await finishInvocation(organizationId, invocationKey);
+    await finishInvocation(attemptStore(organizationId), invocationKey);
 
     expect(await getInvocation(organizationId, invocationKey)).toMatchObject({ status: 'FAILED', failure: { kind: 'crash' } });
     expect((await sessionRecords(organizationId, sessionId)).audit).toEqual(['agent_invocation', 'run_failed']);
@@ -83,20 +84,20 @@ describe('the attempt lifecycle', () => {
 
   it('does not retry what another attempt cannot fix', async () => {
     const { organizationId, invocationKey } = await accepted();
-    await startNextAttempt(organizationId, invocationKey);
+    await startNextAttempt(attemptStore(organizationId), invocationKey);
 
-    expect((await settleFailedAttempt(organizationId, invocationKey, { Error: 'MaxStepsError', Cause: '{"errorMessage":"max_steps (2) reached"}' })).retry).toBe(false);
-    await finishInvocation(organizationId, invocationKey);
+    expect((await settleFailedAttempt(attemptStore(organizationId), invocationKey, { Error: 'MaxStepsError', Cause: '{"errorMessage":"max_steps (2) reached"}' })).retry).toBe(false);
+    await finishInvocation(attemptStore(organizationId), invocationKey);
 
     expect(await getInvocation(organizationId, invocationKey)).toMatchObject({ status: 'FAILED', failure: { kind: 'interrupted', message: 'max_steps (2) reached' } });
   });
 
   it('ends an attempt cut off by a restart as interrupted and opens the next', async () => {
     const { organizationId, invocationKey } = await accepted();
-    await startNextAttempt(organizationId, invocationKey);
+    await startNextAttempt(attemptStore(organizationId), invocationKey);
 
     // The execution starts over after a restart: StartAttempt finds attempt 1 still open.
-    expect(await startNextAttempt(organizationId, invocationKey)).toBe(2);
+    expect(await startNextAttempt(attemptStore(organizationId), invocationKey)).toBe(2);
 
     expect((await listAttempts(organizationId, invocationKey)).map((a) => [a.status, a.failure?.kind])).toEqual([
       ['FAILED', 'interrupted'],
@@ -107,8 +108,8 @@ describe('the attempt lifecycle', () => {
   it('records internal when no attempt could start, and recording twice changes nothing', async () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
 
-    await finishInvocation(organizationId, invocationKey, { Error: 'Lambda.ServiceException' });
-    await finishInvocation(organizationId, invocationKey, { Error: 'Lambda.ServiceException' });
+    await finishInvocation(attemptStore(organizationId), invocationKey, { Error: 'Lambda.ServiceException' });
+    await finishInvocation(attemptStore(organizationId), invocationKey, { Error: 'Lambda.ServiceException' });
 
     expect(await getInvocation(organizationId, invocationKey)).toMatchObject({ status: 'FAILED', failure: { kind: 'internal' } });
     expect((await sessionRecords(organizationId, sessionId)).audit).toEqual(['agent_invocation', 'run_failed']);
@@ -116,7 +117,7 @@ describe('the attempt lifecycle', () => {
 
   it('lets the session take its next invocation after the outcome', async () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
-    await finishInvocation(organizationId, invocationKey, { Error: 'x' });
+    await finishInvocation(attemptStore(organizationId), invocationKey, { Error: 'x' });
 
     const next = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId, invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: 'again' });
 
@@ -125,10 +126,10 @@ describe('the attempt lifecycle', () => {
 
   it('records no span or audit event once the invocation has ended (a harness outliving its run)', async () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
-    await startNextAttempt(organizationId, invocationKey);
+    await startNextAttempt(attemptStore(organizationId), invocationKey);
     const spans = spanStore(organizationId, (await getInvocation(organizationId, invocationKey))!);
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: {} });
-    await finishInvocation(organizationId, invocationKey, { Error: 'SessionDeleted' });
+    await finishInvocation(attemptStore(organizationId), invocationKey, { Error: 'SessionDeleted' });
 
     await expect(spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: {}, usage: null })).rejects.toBeInstanceOf(InvocationEndedError);
     await expect(spans.start({ id: 'inv-1.att-1.2', type: 'model_call', name: 'm', parent_id: null, input: {} })).rejects.toBeInstanceOf(InvocationEndedError);

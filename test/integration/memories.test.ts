@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
+import { attemptStore } from '#data/attempts';
 import { finishInvocation, startNextAttempt } from '#core/attempts';
 import { distillMemories } from '#core/distill-memories';
 import { InvocationEndedError } from '#core/errors';
@@ -193,7 +194,7 @@ describe('memory generation agent', () => {
   it('writes nothing for an invocation that has ended (a harness outliving its run)', async () => {
     const { organizationId } = await organization();
     const invocation = await runningInvocation(organizationId);
-    await finishInvocation(organizationId, invocation.invocation_key, { Error: 'SessionDeleted' });
+    await finishInvocation(attemptStore(organizationId), invocation.invocation_key, { Error: 'SessionDeleted' });
 
     await expect(
       writeMemories({ organizationId, group: 'late', invocation, generation: 'agent', writes: [{ content: 'too late' }] }),

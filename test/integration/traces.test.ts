@@ -2,6 +2,7 @@ import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
 import { GetTraceResponse } from '#contracts/traces';
+import { attemptStore } from '#data/attempts';
 import { finishInvocation, settleFailedAttempt, startNextAttempt } from '#core/attempts';
 import { config } from '#kit/config';
 import { sha256 } from '#kit/ids';
@@ -129,20 +130,20 @@ describe('GET /traces/{invocation_key} across attempts', () => {
   async function twoAttempts() {
     const { token, organizationId, invocation } = await accepted();
     const spans = spanStore(organizationId, invocation);
-    await startNextAttempt(organizationId, 'k1');
+    await startNextAttempt(attemptStore(organizationId), 'k1');
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 1 } });
     await spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: { calls: ['t'] }, usage: { input_tokens: 5, output_tokens: 1 } });
     await spans.start({ id: 'inv-1.att-1.2', type: 'tool_call', name: 't', parent_id: 'inv-1.att-1.1', input: {} });
     spans.progress(1, { steps: 1, usage: { input_tokens: 5, output_tokens: 1 } });
     await spans.flush();
-    expect((await settleFailedAttempt(organizationId, 'k1', { Error: 'States.Timeout' })).retry).toBe(true);
-    await startNextAttempt(organizationId, 'k1');
+    expect((await settleFailedAttempt(attemptStore(organizationId), 'k1', { Error: 'States.Timeout' })).retry).toBe(true);
+    await startNextAttempt(attemptStore(organizationId), 'k1');
     await spans.start({ id: 'inv-1.att-2.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 2 } });
     await spans.end('inv-1.att-2.1', { status: 'SUCCEEDED', output: 'answer', usage: { input_tokens: 7, output_tokens: 2 } });
     spans.progress(2, { steps: 1, usage: { input_tokens: 7, output_tokens: 2 } });
     await spans.flush();
     await endAttempt(organizationId, 'k1', 2, { status: 'SUCCEEDED', answer: 'answer', ended_at: new Date().toISOString() });
-    await finishInvocation(organizationId, 'k1');
+    await finishInvocation(attemptStore(organizationId), 'k1');
     return { token, organizationId };
   }
 
@@ -178,9 +179,9 @@ describe('GET /traces/{invocation_key} across attempts', () => {
 
   it('shows the failure of a failed invocation', async () => {
     const { token, organizationId } = await accepted();
-    await startNextAttempt(organizationId, 'k1');
-    await settleFailedAttempt(organizationId, 'k1', { Error: 'MaxStepsError', Cause: '{"errorMessage":"max_steps (1) reached"}' });
-    await finishInvocation(organizationId, 'k1');
+    await startNextAttempt(attemptStore(organizationId), 'k1');
+    await settleFailedAttempt(attemptStore(organizationId), 'k1', { Error: 'MaxStepsError', Cause: '{"errorMessage":"max_steps (1) reached"}' });
+    await finishInvocation(attemptStore(organizationId), 'k1');
 
     const { body } = await trace(token, 'k1');
 
@@ -197,10 +198,10 @@ describe('GET /traces/{invocation_key} paging', () => {
   beforeAll(async () => {
     const seeded = await accepted('big');
     ({ token, organizationId } = seeded);
-    await startNextAttempt(seeded.organizationId, 'big');
+    await startNextAttempt(attemptStore(seeded.organizationId), 'big');
     await seedSpans(seeded.organizationId, seeded.invocation, { attempt: 1, count: SPANS });
     await endAttempt(seeded.organizationId, 'big', 1, { status: 'SUCCEEDED', answer: 'done', ended_at: new Date().toISOString() });
-    await finishInvocation(seeded.organizationId, 'big');
+    await finishInvocation(attemptStore(seeded.organizationId), 'big');
   });
 
   const expected = Array.from({ length: SPANS }, (_, i) => `inv-1.att-1.${i + 1}`);
@@ -290,7 +291,7 @@ describe('GET /traces/{invocation_key} while running', () => {
     expect(before.body.ended_at).toBeUndefined();
     expect(before.body.next_cursor).toEqual(expect.any(String));
 
-    await startNextAttempt(organizationId, 'k1');
+    await startNextAttempt(attemptStore(organizationId), 'k1');
     const spans = spanStore(organizationId, invocation);
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { n: 1 } });
     const first = await trace(token, 'k1', { after: before.body.next_cursor });
@@ -308,7 +309,7 @@ describe('GET /traces/{invocation_key} while running', () => {
 
     await spans.end('inv-1.att-1.2', { status: 'SUCCEEDED', output: 'tool result', usage: null });
     await endAttempt(organizationId, 'k1', 1, { status: 'SUCCEEDED', answer: 'a', ended_at: new Date().toISOString() });
-    await finishInvocation(organizationId, 'k1');
+    await finishInvocation(attemptStore(organizationId), 'k1');
     const last = await trace(token, 'k1', { after: second.body.next_cursor });
     expect(last.body.status).toBe('SUCCEEDED');
     expect(last.body.spans).toEqual([]);
@@ -319,7 +320,7 @@ describe('GET /traces/{invocation_key} while running', () => {
 describe('GET /traces/{invocation_key} payloads', () => {
   it('shortens a payload above 64 KiB to a 4 KiB preview, its descriptors describing the whole value', async () => {
     const { token, organizationId, invocation } = await accepted();
-    await startNextAttempt(organizationId, 'k1');
+    await startNextAttempt(attemptStore(organizationId), 'k1');
     // Multi-byte characters, so the preview must not cut one in two.
     const big = { text: 'é€😀'.repeat(10_000) };
     const spans = spanStore(organizationId, invocation);
@@ -343,7 +344,7 @@ describe('GET /traces/{invocation_key} payloads', () => {
 
   it('answers 503 with Retry-After when a recorded payload cannot be read, and still answers without payloads', async () => {
     const { token, organizationId, invocation } = await accepted();
-    await startNextAttempt(organizationId, 'k1');
+    await startNextAttempt(attemptStore(organizationId), 'k1');
     const spans = spanStore(organizationId, invocation);
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { q: 1 } });
     await s3.send(new DeleteObjectCommand({ Bucket: config.payloadBucket, Key: payloadKey(organizationId, 'k1', 'inv-1.att-1.1', 'input') }));
@@ -369,9 +370,9 @@ describe('GET /traces/{invocation_key} after the retention window', () => {
       body_sha256: sha256('{}'), started_at: startedAt, user_cursor: 1,
     };
     expect(await acceptInvocation({ organizationId, invocation, userPrompt: 'long ago', quota: 1000, seen: undefined })).toBeUndefined();
-    await startNextAttempt(organizationId, 'old');
+    await startNextAttempt(attemptStore(organizationId), 'old');
     await seedSpans(organizationId, { ...invocation, started_at: new Date().toISOString() }, { attempt: 1, count: 3 });
-    await finishInvocation(organizationId, 'old', { Error: 'Runtime.ExitError' });
+    await finishInvocation(attemptStore(organizationId), 'old', { Error: 'Runtime.ExitError' });
     expect((await getInvocation(organizationId, 'old'))?.status).toBe('FAILED');
 
     const { status, body } = await trace(token, 'old');
@@ -404,9 +405,9 @@ describe('GET /traces/{invocation_key} isolation and deletion', () => {
 
   it('is gone with its session', async () => {
     const { token, organizationId, invocation } = await accepted('doomed', 'doomed-session');
-    await startNextAttempt(organizationId, 'doomed');
+    await startNextAttempt(attemptStore(organizationId), 'doomed');
     await seedSpans(organizationId, invocation, { attempt: 1, count: 2 });
-    await finishInvocation(organizationId, 'doomed', { Error: 'x' });
+    await finishInvocation(attemptStore(organizationId), 'doomed', { Error: 'x' });
     expect((await trace(token, 'doomed')).body.spans).toHaveLength(2);
 
     expect((await request('DELETE', '/sessions/doomed-session', { token })).status).toBe(204);
