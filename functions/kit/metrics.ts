@@ -7,12 +7,13 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { METRICS_NAMESPACE, SERVICE_NAME, type MetricName } from './metric-names';
 
-const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME });
+// One instance in single-metric mode: each metric is written at once and its dimensions
+// cleared with it (a `singleMetric()` per observation would build a whole instance each time).
+const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: SERVICE_NAME, singleMetric: true });
 
 function emit(name: MetricName, unit: (typeof MetricUnit)[keyof typeof MetricUnit], value: number, dimensions?: Record<string, string>): void {
-  const single = metrics.singleMetric();
-  for (const [key, dimension] of Object.entries(dimensions ?? {})) single.addDimension(key, dimension);
-  single.addMetric(name, unit, value);
+  for (const [key, dimension] of Object.entries(dimensions ?? {})) metrics.addDimension(key, dimension);
+  metrics.addMetric(name, unit, value);
 }
 
 /** Counts `value` occurrences: under the service, and under `dimensions` too when given (alarms watch the first). */
