@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSandboxPool, type Sandbox } from '#local/lambda-sandboxes';
+import { isAlive } from '../support/processes';
 
 const MODULE = fileURLToPath(new URL('./fixtures/pool-function.ts', import.meta.url));
 
@@ -42,14 +43,6 @@ let request = 0;
 const invoke = (sandbox: Sandbox, event: { crash?: boolean } = {}) =>
   sandbox.invoke({ module: MODULE, event, functionName: 'f', invokedFunctionArn: 'arn:f', awsRequestId: `r-${request++}` }, 5_000).then(Number);
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until<T>(check: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
   for (const deadline = Date.now() + ms; ; await sleep(50)) {

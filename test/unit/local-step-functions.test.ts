@@ -23,6 +23,7 @@ import { LOCAL_CREDENTIALS } from '#local/account';
 import { startAwsJsonServer, type AwsJsonServer } from '#local/aws-json';
 import { createStepFunctions, stateMachineArn, type StepFunctions, type StepFunctionsOptions } from '#local/step-functions';
 import { readJournal } from './fixtures/workflow-journal';
+import { isAlive } from '../support/processes';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const FUNCTIONS: WorkflowFunctions = {
@@ -93,14 +94,6 @@ async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, t
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const waitUntilGone = (pid: number) => waitFor(() => (isAlive(pid) ? undefined : true), 2000);
 
