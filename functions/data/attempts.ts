@@ -1,7 +1,7 @@
 /** Attempts of an invocation: each run of the harness, with its own outcome and usage. */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
-import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite, whileRunning } from './dynamo';
 import { spansExpireAt } from '#kit/retention';
 import { getInvocation, getSession, recordOutcome, runningInvocation } from './invocations';
 import type { Attempt, Failure, Invocation, Usage } from '#core/model';
@@ -57,33 +57,24 @@ export async function putAttempt(
 
 /** The update that stamps a running attempt's progress (steps and usage so far); holds only while it runs. */
 export function progressUpdate(organizationId: string, invocationKey: string, number: number, progress: { steps: number; usage: Usage }) {
-  return {
+  return whileRunning({
     TableName: config.tableName,
     Key: keys.attempt(organizationId, invocationKey, number),
     UpdateExpression: 'SET steps = :steps, #usage = :usage',
-    ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
-    ExpressionAttributeValues: { ':steps': progress.steps, ':usage': progress.usage, ':running': 'RUNNING' },
-  };
+    ExpressionAttributeNames: { '#usage': 'usage' },
+    ExpressionAttributeValues: { ':steps': progress.steps, ':usage': progress.usage },
+  });
 }
 
 /** The update that ends a running attempt successfully with its final progress and answer. */
 export function successUpdate(organizationId: string, invocationKey: string, number: number, final: { steps: number; usage: Usage; answer: string; ended_at: string }) {
-  return {
+  return whileRunning({
     TableName: config.tableName,
     Key: keys.attempt(organizationId, invocationKey, number),
     UpdateExpression: 'SET #status = :status, ended_at = :ended, answer = :answer, steps = :steps, #usage = :usage',
-    ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { '#status': 'status', '#usage': 'usage' },
-    ExpressionAttributeValues: {
-      ':status': 'SUCCEEDED',
-      ':ended': final.ended_at,
-      ':answer': final.answer,
-      ':steps': final.steps,
-      ':usage': final.usage,
-      ':running': 'RUNNING',
-    },
-  };
+    ExpressionAttributeNames: { '#usage': 'usage' },
+    ExpressionAttributeValues: { ':status': 'SUCCEEDED', ':ended': final.ended_at, ':answer': final.answer, ':steps': final.steps, ':usage': final.usage },
+  });
 }
 
 /** Ends a running attempt; false when it had already ended. */
@@ -96,14 +87,14 @@ export async function endAttempt(
   const detail = outcome.status === 'SUCCEEDED' ? { field: 'answer', value: outcome.answer } : { field: 'failure', value: outcome.failure };
   try {
     await dynamo.send(
-      new UpdateCommand({
-        TableName: config.tableName,
-        Key: keys.attempt(organizationId, invocationKey, number),
-        UpdateExpression: `SET #status = :status, ended_at = :ended, ${detail.field} = :detail`,
-        ConditionExpression: '#status = :running',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':status': outcome.status, ':ended': outcome.ended_at, ':detail': detail.value, ':running': 'RUNNING' },
-      }),
+      new UpdateCommand(
+        whileRunning({
+          TableName: config.tableName,
+          Key: keys.attempt(organizationId, invocationKey, number),
+          UpdateExpression: `SET #status = :status, ended_at = :ended, ${detail.field} = :detail`,
+          ExpressionAttributeValues: { ':status': outcome.status, ':ended': outcome.ended_at, ':detail': detail.value },
+        }),
+      ),
     );
     return true;
   } catch (error) {

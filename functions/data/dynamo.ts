@@ -31,6 +31,22 @@ export function cancellationReasons(error: unknown): { code?: string; item?: Rec
   }));
 }
 
+/**
+ * The one guard of the run's writes: `write` (an update or a condition check) holds only
+ * while its item (an invocation, an attempt) is RUNNING, so a harness still at work after
+ * its invocation ended, was cancelled or deleted, changes nothing.
+ */
+export function whileRunning<
+  T extends { TableName: string; Key: Record<string, unknown>; ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, unknown> },
+>(write: T) {
+  return {
+    ...write,
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { ...write.ExpressionAttributeNames, '#status': 'status' },
+    ExpressionAttributeValues: { ...write.ExpressionAttributeValues, ':running': 'RUNNING' },
+  };
+}
+
 /** True when a single conditional write failed its condition. */
 export function isConditionFailure(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';

@@ -6,7 +6,7 @@
 import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { config } from '#kit/config';
 import { newId } from '#kit/ids';
-import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite, whileRunning } from './dynamo';
 import { keys } from './keys';
 import type { Failure, Invocation, InvocationFacts, InvocationStatus, Outcome, Refusal, Session } from '#core/model';
 
@@ -53,13 +53,7 @@ function messageItem(
 
 /** The condition that an invocation is still RUNNING: the guard of every write of a run. */
 export function runningInvocation(organizationId: string, invocationKey: string) {
-  return {
-    TableName: config.tableName,
-    Key: keys.invocation(organizationId, invocationKey),
-    ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':running': 'RUNNING' },
-  };
+  return whileRunning({ TableName: config.tableName, Key: keys.invocation(organizationId, invocationKey) });
 }
 
 /** A session, read consistently (its lock decides whether a run may start). */
@@ -227,23 +221,20 @@ export function outcomeItems(input: OutcomeInput): TransactItem[] {
   const cursor = messageCount + 1;
   return [
     {
-      Update: {
+      Update: whileRunning({
         TableName: config.tableName,
         Key: keys.invocation(organizationId, invocation.invocation_key),
         // tr_status moves the invocation to its outcome's partition of the status index.
         UpdateExpression: succeeded
           ? 'SET #status = :status, tr_status = :listed, ended_at = :now, answer_cursor = :cursor'
           : 'SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure',
-        ConditionExpression: '#status = :running',
-        ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':status': status,
           ':listed': keys.traceListing(organizationId, { ...invocation, status }).tr_status,
-          ':running': 'RUNNING',
           ':now': endedAt,
           ...(succeeded ? { ':cursor': cursor } : { ':failure': failure }),
         },
-      },
+      }),
     },
     {
       Update: {

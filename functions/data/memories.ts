@@ -13,7 +13,7 @@ import { InvocationEndedError } from '#core/errors';
 import { eventTime } from '#kit/ids';
 import type { MemoryGroupStore } from '#functions/agent/tools/types';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
-import { auditItem, deletePartition } from './invocations';
+import { auditItem, deletePartition, runningInvocation } from './invocations';
 import type { InvocationFacts } from '#core/model';
 import { keys } from './keys';
 
@@ -101,15 +101,7 @@ export async function writeMemories(input: WriteInput): Promise<{ memories: Memo
     checks.push(check);
   };
   add(
-    {
-      ConditionCheck: {
-        TableName: config.tableName,
-        Key: keys.invocation(organizationId, invocation.invocation_key),
-        ConditionExpression: '#status = :running',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':running': 'RUNNING' },
-      },
-    },
+    { ConditionCheck: runningInvocation(organizationId, invocation.invocation_key) },
     { reason: 'ended' },
   );
   if (input.distillation) {
