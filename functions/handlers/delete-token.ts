@@ -1,10 +1,10 @@
 /** DELETE /tokens/{id}: revokes an API key at once. */
 import { deleteTokenOperation } from '#contracts/tokens';
 import { revokeToken } from '#core/tokens';
-import { stores } from '#functions/stores';
+import { tokenStore } from '#functions/stores';
 import { defineHandler } from '#http/handler';
 
 export const handler = defineHandler(deleteTokenOperation, async ({ principal, params }) => {
-  await revokeToken(stores.tokens(principal.organizationId), params.id);
+  await revokeToken(tokenStore(principal.organizationId), params.id);
   return { status: 204 };
 });

@@ -1,10 +1,10 @@
 /** GET /tokens/{id}: one API key's record. */
 import { getTokenOperation } from '#contracts/tokens';
 import { readToken } from '#core/tokens';
-import { stores } from '#functions/stores';
+import { tokenStore } from '#functions/stores';
 import { defineHandler } from '#http/handler';
 
 export const handler = defineHandler(getTokenOperation, async ({ principal, params }) => ({
   status: 200,
-  body: await readToken(stores.tokens(principal.organizationId), params.id),
+  body: await readToken(tokenStore(principal.organizationId), params.id),
 }));

@@ -2,14 +2,14 @@
 import { runSessionOperation } from '#contracts/sessions';
 import { newId } from '#kit/ids';
 import { runSession, sessionView } from '#core/sessions';
-import { stores } from '#functions/stores';
+import { acceptanceStore } from '#functions/stores';
 import { defineHandler } from '#http/handler';
 
 export const handler = defineHandler(runSessionOperation, async ({ principal, params, query, headers, body, rawBody, setHeader }) => {
   const invocationKey = headers['idempotency-key'] ?? newId('inv');
   setHeader('idempotency-key', invocationKey);
   const answer = await runSession(
-    stores.acceptance(principal.organizationId),
+    acceptanceStore(principal.organizationId),
     {
       organizationId: principal.organizationId,
       sessionId: params.id,

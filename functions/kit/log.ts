@@ -16,8 +16,7 @@ let root: PowertoolsLogger | undefined;
 
 /** The process's logger, made at first use: the level is read then, as the other settings are. */
 function logger(): PowertoolsLogger {
-  const level = LEVELS[config.logLevel as keyof typeof LEVELS] ?? LEVELS.info;
-  root ??= new PowertoolsLogger({ serviceName: SERVICE_NAME, logLevel: level });
+  root ??= new PowertoolsLogger({ serviceName: SERVICE_NAME, logLevel: LEVELS[config.logLevel as keyof typeof LEVELS] ?? LEVELS.info });
   return root;
 }
 

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { interruptInvocation } from '#core/attempts';
-import { stores } from '#functions/stores';
+import { attemptStore } from '#functions/stores';
 import { createLogger } from '#kit/log';
 import { EXECUTION_STATUS_CHANGE, UNSETTLED_EXECUTION_STATUSES } from './definition';
 
@@ -53,7 +53,7 @@ export async function handler(event: unknown): Promise<{ settled: boolean }> {
     return { settled: false };
   }
   const { organization_id: organizationId, invocation_key: invocationKey } = ids.data;
-  const settled = await interruptInvocation(stores.attempts(organizationId), invocationKey, reason(status, error));
+  const settled = await interruptInvocation(attemptStore(organizationId), invocationKey, reason(status, error));
   if (settled) log.info('settled an invocation its execution left running', { organization_id: organizationId, invocation_key: invocationKey, status });
   return { settled };
 }
