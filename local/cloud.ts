@@ -197,18 +197,24 @@ function invocationMachine(env: Record<string, string>) {
   return { name: INVOCATION_STATE_MACHINE, definition };
 }
 
-// Environments kept initialized per task function: every run steps, so eight sessions
-// starting side by side (CONTRACT.md) find their first task warm; the failure path may
-// start cold. Each is a Node process of about 95 MiB (760 MiB for the eight).
-const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: 8 };
+// Sessions that start side by side and must each find their environments warm (CONTRACT.md:
+// eight sessions run in about the time of one, at every allowed ATTEMPT_TIMEOUT_SECONDS).
+const SIDE_BY_SIDE_SESSIONS = 8;
+
+// Environments kept initialized per task function: every run steps, so sessions starting
+// side by side find their first task warm; the failure path may start cold. Each is a Node
+// process of about 95 MiB (760 MiB for the eight).
+const WARM_TASKS = { [LOCAL_FUNCTIONS.runSteps.name]: SIDE_BY_SIDE_SESSIONS };
 
 /** The functions the service invokes itself (through the local Lambda endpoint): the terminal tool's sandbox, when it is on. */
 function invokedFunctions(env: Record<string, string>, bundles: ReadonlyMap<string, string>): LocalFunction[] {
   const name = env[ENV.sandboxFunctionName];
   if (!name) return [];
   const module = bundles.get(LOCAL_FUNCTIONS.sandbox.name)!;
-  // Tenant isolation, as CDK deploys it (lib/sandbox.ts): each invocation's commands in environments of their own.
-  return [{ name, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS, perTenant: true }];
+  // Tenant isolation, as CDK deploys it (lib/sandbox.ts): each invocation's commands in
+  // environments of their own, so every new invocation's first command needs one: as many
+  // wait initialized as sessions may start side by side (about 45 MiB each).
+  return [{ name, module, timeoutSeconds: SANDBOX_FUNCTION_TIMEOUT_SECONDS, perTenant: true, keepWarm: SIDE_BY_SIDE_SESSIONS }];
 }
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -381,10 +387,10 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       throw new LocalCloudError(`${first!.command} (pid ${first!.pid}) listens on ${first!.address}:${first!.port}, beyond loopback; refusing to start`);
     }
     // Only now: interrupted executions' tasks need the whole cloud (start-up does not wait
-    // for them). Ready means warm: the handlers loaded, the kept-warm task environments
-    // initialized and DynamoDB Local's JVM past its first requests, so the first runs after
-    // start are about as quick as later ones.
-    await Promise.all([gateway.preload(), stepFunctions!.activate(), warmUpDynamoDb(dynamodb.endpoint, tableSchema)]);
+    // for them). Ready means warm: the handlers loaded, the kept-warm environments (RunSteps'
+    // and the terminal sandbox's) initialized and DynamoDB Local's JVM past its first
+    // requests, so the first runs after start are about as quick as later ones.
+    await Promise.all([gateway.preload(), stepFunctions!.activate(), lambda!.warmed, warmUpDynamoDb(dynamodb.endpoint, tableSchema)]);
     release();
 
     let stopping: Promise<void> | undefined;

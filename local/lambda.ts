@@ -28,6 +28,8 @@ export interface LocalFunction {
   timeoutSeconds: number;
   /** Tenant isolation mode (`TenancyConfig.PER_TENANT`): every invocation names its tenant, and an environment serves one tenant only. */
   perTenant?: boolean;
+  /** Environments kept initialized ahead of invocations (of a per-tenant function: not yet bound to a tenant); default 1. */
+  keepWarm?: number;
 }
 
 export interface LambdaOptions {
@@ -54,6 +56,8 @@ export interface LambdaOptions {
 
 export interface LambdaEndpoint {
   endpoint: string;
+  /** Resolves once the kept-warm environments are initialized. */
+  warmed: Promise<void>;
   /** Stops taking requests and kills every execution environment. */
   stop(): Promise<void>;
 }
@@ -212,12 +216,13 @@ export async function startLambda(options: LambdaOptions): Promise<LambdaEndpoin
   });
   // The first invocation of each function finds its module imported already.
   pool.replenish();
-  for (const fn of functions.values()) void pool.keepWarm(fn.name, fn.module, 1);
+  const warmed = Promise.all([...functions.values()].map((fn) => pool.keepWarm(fn.name, fn.module, fn.keepWarm ?? 1))).then(() => undefined);
   const { address, port } = server.address() as AddressInfo;
 
   let stopping: Promise<void> | undefined;
   return {
     endpoint: `http://${address}:${port}`,
+    warmed,
     stop: () =>
       (stopping ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
