@@ -8,7 +8,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     // Node 20.19 is supported (CONTRACT.md); the AWS SDK's notice about its future support is noise here.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    // Metrics of work a test runs in its own process are noise on its output; the local
+    // cloud's functions (another process, their own environment) still emit theirs.
+    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', POWERTOOLS_METRICS_DISABLED: 'true' },
     projects: [
       {
         extends: true,

@@ -3,6 +3,7 @@
  * against one such run alone, on a cold pool (a cloud just started, nothing run yet) and
  * on a warm one. Starts a cloud of its own, so the cold figure is cold.
  */
+import './quiet';
 import { startLocalCloud } from '#local/cloud';
 import { answer, delay, startFakeOpenAI } from '../test/fakes/openai-server';
 
@@ -48,5 +49,4 @@ async function benchParallel(): Promise<void> {
   }
 }
 
-process.env.LOG_LEVEL ??= 'error';
 await benchParallel();

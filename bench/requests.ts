@@ -5,6 +5,7 @@
  * Runs are started without waiting (202) and watched on the emulator directly, so the
  * waiting request's reads are not counted.
  */
+import './quiet';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -69,5 +70,4 @@ async function benchRequests(): Promise<void> {
   }
 }
 
-process.env.LOG_LEVEL ??= 'error';
 await benchRequests();

@@ -2,6 +2,7 @@
  * `npm run bench`: starts the local cloud in memory and runs every benchmark against it.
  * Figures vary with the machine; compare ratios, not absolute times.
  */
+import './quiet';
 import { spawnChild, typeScriptEntry } from '#local/child-process';
 import { startLocalCloud } from '#local/cloud';
 import { benchHarness } from './harness';
@@ -10,7 +11,6 @@ import { benchTraces } from './traces';
 import { benchWhoami } from './whoami';
 import { benchWorkspace } from './workspace';
 
-process.env.LOG_LEVEL ??= 'error';
 const cloud = await startLocalCloud({ port: 0, dataDir: null });
 try {
   console.log(`local cloud at ${cloud.baseUrl} (node ${process.version}, ${process.platform}/${process.arch})`);

@@ -1,0 +1,7 @@
+/**
+ * Imported first by each benchmark entry: what the benchmark itself runs in process
+ * (slices of the harness bench) logs only errors and emits no metric lines, so the
+ * figures are what is printed.
+ */
+process.env.LOG_LEVEL ??= 'error';
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
