@@ -102,7 +102,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
   const redactor = createRedactor(secrets);
   const credential = agent.model.provider.credential ? resolveReferences(agent.model.provider.credential, secrets) : undefined;
   const provider = createProvider(agent.model.provider, credential, { timeoutMs: MODEL_TRY_TIMEOUT_MS });
-  const spans = measuredSpans(spanStore(organizationId, invocation, { holdEnds: true, onWrite: () => watchdog.progress() }));
+  const spans = measuredSpans(spanStore(organizationId, invocation, attempt, { holdEnds: true, onWrite: () => watchdog.progress() }));
 
   const toolbox = await openToolbox(agent, {
     organizationId, invocationKey, secrets, redactor, signal, log,
@@ -131,7 +131,7 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
         // The progress stamp rides on the step's next write.
         onStep: async (next) => {
           stepEnded();
-          spans.progress(attempt, { steps: next.steps, usage: next.usage });
+          spans.progress({ steps: next.steps, usage: next.usage });
         },
         signal,
         log,
@@ -159,7 +159,6 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
     }
     const earlier = attempt > 1 ? (await listAttempts(organizationId, invocationKey)).filter((a) => a.number < attempt) : [];
     await spans.succeed({
-      attempt,
       steps: final.steps,
       usage: final.usage,
       totalUsage: totalUsage([...earlier, { usage: final.usage }]),

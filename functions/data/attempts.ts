@@ -55,6 +55,11 @@ export async function putAttempt(
   }
 }
 
+/** The condition that an attempt is still RUNNING. */
+export function runningAttempt(organizationId: string, invocationKey: string, number: number) {
+  return whileRunning({ TableName: config.tableName, Key: keys.attempt(organizationId, invocationKey, number) });
+}
+
 /** The update that stamps a running attempt's progress (steps and usage so far); holds only while it runs. */
 export function progressUpdate(organizationId: string, invocationKey: string, number: number, progress: { steps: number; usage: Usage }) {
   return whileRunning({

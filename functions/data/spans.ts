@@ -2,22 +2,25 @@
  * Spans as they happen: metadata in the table (readable within seconds, expiring with
  * the retention window), payloads in the bucket with their size and digest, and the
  * `llm_call`/`tool_result` audit events when a span ends. Every item is written only while
- * the invocation is RUNNING: a harness still at work after its session was deleted (on AWS
- * a stopped execution does not stop a Lambda mid-run) must not leave records behind.
+ * its attempt is RUNNING: a harness still at work after its attempt was settled or its
+ * session deleted (on AWS a stopped execution does not stop a Lambda mid-run) must not
+ * leave records behind. Every path that ends an invocation ends its attempts first.
  *
  * One span event is one transaction, its payload put alongside. With `holdEnds`, a span's
  * end waits for the next write (the next span's start, a flush or the attempt's end), so a
  * step of a model call and a tool call costs two transactions: the model call's end with
  * the tool call's start, and the tool call's end with the next model call's start and the
- * step's progress stamp.
+ * step's progress stamp. Each write then waits for its transaction and for the payloads
+ * of the write before it, so the bucket's latency is off the step's path; a flush and the
+ * attempt's end wait for everything.
  */
 import { config } from '#kit/config';
 import { InvocationEndedError } from '#core/errors';
 import { eventTime, sha256 } from '#kit/ids';
 import { spansExpireAt } from '#kit/retention';
-import { progressUpdate, successUpdate } from './attempts';
+import { progressUpdate, runningAttempt, successUpdate } from './attempts';
 import { cancellationReasons, transactWrite } from './dynamo';
-import { auditItem, outcomeItems, runningInvocation } from './invocations';
+import { auditItem, outcomeItems } from './invocations';
 import type { InvocationFacts, Usage } from '#core/model';
 import { keys } from './keys';
 import { payloadKey, putJson } from './payloads';
@@ -38,7 +41,6 @@ export interface SpanEndRecord {
 
 /** How a successful attempt ends its invocation, written with the attempt's last spans. */
 export interface AttemptSuccess {
-  attempt: number;
   steps: number;
   /** This attempt's usage. */
   usage: Usage;
@@ -65,8 +67,12 @@ export interface SpanStoreOptions {
   onWrite?(): void;
 }
 
-/** A recorder of one invocation's spans; every value it receives is already redacted. */
-export function spanStore(organizationId: string, invocation: InvocationFacts, options: SpanStoreOptions = {}) {
+/**
+ * A recorder of one attempt's spans; every value it receives is already redacted. Each
+ * write holds only while the attempt is RUNNING: an attempt ends before its invocation
+ * does (settled, interrupted, or with the outcome), so this guards the invocation too.
+ */
+export function spanStore(organizationId: string, invocation: InvocationFacts, attempt: number, options: SpanStoreOptions = {}) {
   const key = invocation.invocation_key;
   const expiresAt = spansExpireAt(invocation.started_at);
   // What the audit event of a span's end names, kept from its start: a step starts and
@@ -74,7 +80,14 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
   const started = new Map<string, Pick<SpanStartRecord, 'type' | 'name'>>();
   let held: TransactItem[] = [];
   let heldPayloads: Promise<void>[] = [];
-  let heldProgress: { attempt: number; steps: number; usage: Usage } | undefined;
+  let heldProgress: { steps: number; usage: Usage } | undefined;
+
+  /** The position of one of this attempt's spans. */
+  function seqOf(spanId: string): number {
+    const span = position(spanId);
+    if (span.attempt !== attempt) throw new Error(`span ${spanId} is not of attempt ${attempt}`);
+    return span.seq;
+  }
 
   /** Stores a payload (started now) and returns what describes it on the span item. */
   function storePayload(spanId: string, part: 'input' | 'output', value: unknown) {
@@ -83,35 +96,52 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
     return { bytes: Buffer.byteLength(body, 'utf8'), sha256: sha256(body) };
   }
 
+  // Payload puts that went out with the last write. The next write waits for them, so a
+  // step's write waits only for its transaction while its payloads land.
+  let landing: Promise<void>[] = [];
+
   /**
-   * Writes what is held plus `items` in one transaction, beside the payload puts, guarded
-   * by `guard` (the invocation still RUNNING unless the items carry that condition).
+   * Writes what is held plus `items` in one transaction, sending the payload puts
+   * alongside. The guard is the held progress stamp (an update of the running attempt) or
+   * else a check that the attempt runs, unless `items` carry a guard of their own
+   * (`guarded`). It waits for the previous write's payloads, and for its own with `drain`
+   * or when ends are not held (each call then returns with its records in place).
    */
-  async function write(items: TransactItem[], guard: TransactItem[] = [{ ConditionCheck: runningInvocation(organizationId, key) }]): Promise<void> {
-    const progress = heldProgress ? [{ Update: progressUpdate(organizationId, key, heldProgress.attempt, heldProgress) }] : [];
-    const all = [...guard, ...held, ...progress, ...items];
+  async function write(items: TransactItem[], { guarded = false, drain = !options.holdEnds } = {}): Promise<void> {
     const payloads = heldPayloads;
+    const progress = heldProgress;
+    const pending = [...held, ...items];
+    const earlier = landing;
     held = [];
     heldPayloads = [];
     heldProgress = undefined;
-    if (all.length === guard.length && payloads.length === 0) return;
-    const transaction = transactWrite({ TransactItems: all }).catch((error: unknown) => {
-      // The invocation has ended, the attempt was settled, or the item a span end updates is gone with it.
+    // Handled here so a put failing before it is awaited is no unhandled rejection; the
+    // write that awaits it still sees the failure.
+    for (const put of payloads) put.catch(() => undefined);
+    landing = drain ? [] : payloads;
+    const awaited = drain ? [...earlier, ...payloads] : earlier;
+    if (pending.length === 0 && !progress) {
+      await throwFirstFailure(awaited);
+      return;
+    }
+    const guard: TransactItem = progress
+      ? { Update: progressUpdate(organizationId, key, attempt, progress) }
+      : { ConditionCheck: runningAttempt(organizationId, key, attempt) };
+    const transaction = transactWrite({ TransactItems: guarded ? pending : [guard, ...pending] }).catch((error: unknown) => {
+      // The attempt was settled, the invocation ended, or the item a span end updates is gone with it.
       if (cancellationReasons(error)?.some((reason) => reason.code === 'ConditionalCheckFailed')) {
         throw new InvocationEndedError(`invocation ${key} is no longer running`);
       }
       throw error;
     });
-    const results = await Promise.allSettled([transaction, ...payloads]);
-    const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed) throw failed.reason;
+    await throwFirstFailure([transaction, ...awaited]);
     options.onWrite?.();
   }
 
   return {
     /** Records a span as RUNNING (with anything held). */
     async start(span: SpanStartRecord): Promise<void> {
-      const { attempt, seq } = position(span.id);
+      const seq = seqOf(span.id);
       const input = storePayload(span.id, 'input', span.input);
       started.set(span.id, { type: span.type, name: span.name });
       await write([
@@ -140,7 +170,7 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
 
     /** Records a span's end and its audit event: at once, or with the next write when ends are held. */
     async end(spanId: string, outcome: SpanEndRecord): Promise<void> {
-      const { attempt, seq } = position(spanId);
+      const seq = seqOf(spanId);
       const span = started.get(spanId);
       if (!span) throw new Error(`span ${spanId} was not started by this recorder`);
       started.delete(spanId);
@@ -167,13 +197,13 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
     },
 
     /** Holds an attempt's progress stamp (steps and usage so far) for the next write. */
-    progress(attempt: number, progress: { steps: number; usage: Usage }): void {
-      heldProgress = { attempt, ...progress };
+    progress(progress: { steps: number; usage: Usage }): void {
+      heldProgress = progress;
     },
 
-    /** Writes whatever is held. */
+    /** Writes whatever is held and waits for every payload to land. */
     flush(): Promise<void> {
-      return write([]);
+      return write([], { drain: true });
     },
 
     /**
@@ -191,14 +221,21 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, o
         messageCount: success.userCursor,
         usage: success.totalUsage,
       });
+      // The attempt's success and the outcome's own update hold only while each runs: they are the guard.
       await write(
-        [{ Update: successUpdate(organizationId, key, success.attempt, { steps: success.steps, usage: success.usage, answer: success.answer, ended_at: endedAt }) }, ...outcome],
-        // The outcome's own update holds only while the invocation runs: it is the guard.
-        [invocationUpdate!],
+        [invocationUpdate!, { Update: successUpdate(organizationId, key, attempt, { steps: success.steps, usage: success.usage, answer: success.answer, ended_at: endedAt }) }, ...outcome],
+        { guarded: true, drain: true },
       );
     },
   };
 }
 
-/** A recorder of one invocation's spans (see `spanStore`). */
+/** Waits for all of `work`; throws the first failure once all have settled. */
+async function throwFirstFailure(work: Promise<void>[]): Promise<void> {
+  const results = await Promise.allSettled(work);
+  const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** A recorder of one attempt's spans (see `spanStore`). */
 export type SpanStore = ReturnType<typeof spanStore>;

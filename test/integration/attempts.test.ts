@@ -127,7 +127,7 @@ describe('the attempt lifecycle', () => {
   it('records no span or audit event once the invocation has ended (a harness outliving its run)', async () => {
     const { organizationId, sessionId, invocationKey } = await accepted();
     await startNextAttempt(attemptStore(organizationId), invocationKey);
-    const spans = spanStore(organizationId, (await getInvocation(organizationId, invocationKey))!);
+    const spans = spanStore(organizationId, (await getInvocation(organizationId, invocationKey))!, 1);
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: {} });
     await finishInvocation(attemptStore(organizationId), invocationKey, { Error: 'SessionDeleted' });
 
@@ -138,5 +138,33 @@ describe('the attempt lifecycle', () => {
       ['inv-1.att-1.1', 'RUNNING'],
     ]);
     expect((await sessionRecords(organizationId, sessionId)).audit).toEqual(['agent_invocation', 'run_failed']);
+  });
+
+  it('records nothing more for an attempt once it was settled, while the invocation runs on with the next attempt', async () => {
+    const { organizationId, sessionId, invocationKey } = await accepted();
+    await startNextAttempt(attemptStore(organizationId), invocationKey);
+    const invocation = (await getInvocation(organizationId, invocationKey))!;
+    const first = spanStore(organizationId, invocation, 1, { holdEnds: true });
+    await first.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: {} });
+    expect((await settleFailedAttempt(attemptStore(organizationId), invocationKey, { Error: 'NoProgressError' })).retry).toBe(true);
+    await startNextAttempt(attemptStore(organizationId), invocationKey);
+
+    // The settled attempt's harness, still at work: its held end and its next start are refused together.
+    await first.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: {}, usage: null });
+    await expect(first.start({ id: 'inv-1.att-1.2', type: 'tool_call', name: 't', parent_id: 'inv-1.att-1.1', input: {} })).rejects.toBeInstanceOf(InvocationEndedError);
+    const second = spanStore(organizationId, invocation, 2, { holdEnds: true });
+    await second.start({ id: 'inv-1.att-2.1', type: 'model_call', name: 'm', parent_id: null, input: {} });
+    await second.flush();
+
+    expect((await getInvocation(organizationId, invocationKey))!.status).toBe('RUNNING');
+    expect((await queryPrefix(keys.spansOf(organizationId, invocationKey), { consistent: true })).map((span) => [span.id, span.status])).toEqual([
+      ['inv-1.att-1.1', 'RUNNING'],
+      ['inv-1.att-2.1', 'RUNNING'],
+    ]);
+    expect((await listAttempts(organizationId, invocationKey)).map((a) => [a.number, a.status, a.steps ?? 0])).toEqual([
+      [1, 'FAILED', 0],
+      [2, 'RUNNING', 0],
+    ]);
+    expect((await sessionRecords(organizationId, sessionId)).audit).toEqual(['agent_invocation']);
   });
 });

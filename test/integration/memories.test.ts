@@ -279,7 +279,7 @@ describe('memory generation session', () => {
     const state = startAttempt({ sessionPosition: 1, attempt: 1, history: [], userPrompt: 'Remember me' });
     const again = await distillMemories(state, {
       organizationId, invocation, group: 'once', provider, model: 'gpt-fake',
-      spans: spanStore(organizationId, invocation), redactor: createRedactor(new Map()), signal: new AbortController().signal,
+      spans: spanStore(organizationId, invocation, 1), redactor: createRedactor(new Map()), signal: new AbortController().signal,
     });
 
     expect(calls).toBe(0);

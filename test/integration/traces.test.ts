@@ -129,19 +129,20 @@ describe('GET /traces/{invocation_key} across attempts', () => {
   /** Attempt 1 fails after two spans, attempt 2 succeeds after one. */
   async function twoAttempts() {
     const { token, organizationId, invocation } = await accepted();
-    const spans = spanStore(organizationId, invocation);
+    const spans = spanStore(organizationId, invocation, 1);
     await startNextAttempt(attemptStore(organizationId), 'k1');
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 1 } });
     await spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: { calls: ['t'] }, usage: { input_tokens: 5, output_tokens: 1 } });
     await spans.start({ id: 'inv-1.att-1.2', type: 'tool_call', name: 't', parent_id: 'inv-1.att-1.1', input: {} });
-    spans.progress(1, { steps: 1, usage: { input_tokens: 5, output_tokens: 1 } });
+    spans.progress({ steps: 1, usage: { input_tokens: 5, output_tokens: 1 } });
     await spans.flush();
     expect((await settleFailedAttempt(attemptStore(organizationId), 'k1', { Error: 'States.Timeout' })).retry).toBe(true);
     await startNextAttempt(attemptStore(organizationId), 'k1');
-    await spans.start({ id: 'inv-1.att-2.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 2 } });
-    await spans.end('inv-1.att-2.1', { status: 'SUCCEEDED', output: 'answer', usage: { input_tokens: 7, output_tokens: 2 } });
-    spans.progress(2, { steps: 1, usage: { input_tokens: 7, output_tokens: 2 } });
-    await spans.flush();
+    const second = spanStore(organizationId, invocation, 2);
+    await second.start({ id: 'inv-1.att-2.1', type: 'model_call', name: 'm', parent_id: null, input: { try: 2 } });
+    await second.end('inv-1.att-2.1', { status: 'SUCCEEDED', output: 'answer', usage: { input_tokens: 7, output_tokens: 2 } });
+    second.progress({ steps: 1, usage: { input_tokens: 7, output_tokens: 2 } });
+    await second.flush();
     await endAttempt(organizationId, 'k1', 2, { status: 'SUCCEEDED', answer: 'answer', ended_at: new Date().toISOString() });
     await finishInvocation(attemptStore(organizationId), 'k1');
     return { token, organizationId };
@@ -292,7 +293,7 @@ describe('GET /traces/{invocation_key} while running', () => {
     expect(before.body.next_cursor).toEqual(expect.any(String));
 
     await startNextAttempt(attemptStore(organizationId), 'k1');
-    const spans = spanStore(organizationId, invocation);
+    const spans = spanStore(organizationId, invocation, 1);
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { n: 1 } });
     const first = await trace(token, 'k1', { after: before.body.next_cursor });
     expect(first.body.spans).toEqual([expect.objectContaining({ id: 'inv-1.att-1.1', status: 'RUNNING', ended_at: null, input: { n: 1 }, output: null })]);
@@ -323,7 +324,7 @@ describe('GET /traces/{invocation_key} payloads', () => {
     await startNextAttempt(attemptStore(organizationId), 'k1');
     // Multi-byte characters, so the preview must not cut one in two.
     const big = { text: 'é€😀'.repeat(10_000) };
-    const spans = spanStore(organizationId, invocation);
+    const spans = spanStore(organizationId, invocation, 1);
     await spans.start({ id: 'inv-1.att-1.1', type: 'tool_call', name: 't', parent_id: null, input: { small: true } });
     await spans.end('inv-1.att-1.1', { status: 'SUCCEEDED', output: big, usage: null });
 
@@ -345,7 +346,7 @@ describe('GET /traces/{invocation_key} payloads', () => {
   it('answers 503 with Retry-After when a recorded payload cannot be read, and still answers without payloads', async () => {
     const { token, organizationId, invocation } = await accepted();
     await startNextAttempt(attemptStore(organizationId), 'k1');
-    const spans = spanStore(organizationId, invocation);
+    const spans = spanStore(organizationId, invocation, 1);
     await spans.start({ id: 'inv-1.att-1.1', type: 'model_call', name: 'm', parent_id: null, input: { q: 1 } });
     await s3.send(new DeleteObjectCommand({ Bucket: config.payloadBucket, Key: payloadKey(organizationId, 'k1', 'inv-1.att-1.1', 'input') }));
 
