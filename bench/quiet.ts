@@ -5,3 +5,5 @@
  */
 process.env.LOG_LEVEL ??= 'error';
 process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+// Node 20.19 is supported (CONTRACT.md); the SDK's notice about its future is noise here.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -4,41 +4,49 @@
  * be edited, replayed by another organization or passed to another list.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { cursorKey } from '#data/cursor-key';
 import { InvalidInputError } from './errors';
 
 /** The lists that page with signed cursors. */
 export type CursorKind = 'audit' | 'sessions' | 'memories' | 'trace' | 'traces';
 
-/** What a cursor carries: its binding plus the list's own position fields. */
-export interface CursorPayload {
-  organizationId: string;
-  kind: CursorKind;
-  [field: string]: unknown;
+/**
+ * What signs one organization's cursors: every store of a list that pages is one, so the
+ * organization its cursors are bound to is the one it reads.
+ */
+export interface CursorScope {
+  readonly organizationId: string;
+  /** The deployment's cursor signing key. */
+  cursorKey(): Promise<Buffer>;
 }
 
 const mac = (key: Buffer, body: string) => createHmac('sha256', key).update(body).digest();
 
-/** A token for `payload`. */
-export async function sign(payload: CursorPayload): Promise<string> {
+/** A token for a position in one of the scope's lists. */
+export async function sign(scope: CursorScope, kind: CursorKind, position: Record<string, unknown>): Promise<string> {
+  const payload = { ...position, organizationId: scope.organizationId, kind };
   const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-  return `${body}.${mac(await cursorKey(), body).toString('base64url')}`;
+  return `${body}.${mac(await scope.cursorKey(), body).toString('base64url')}`;
 }
 
-/** The payload of a token signed here for this organization and list; InvalidInputError otherwise. */
-export async function verify(token: string, binding: { organizationId: string; kind: CursorKind }): Promise<CursorPayload> {
+/**
+ * The position in a token signed here for this scope's organization and this list;
+ * InvalidInputError otherwise. The position's fields are the list's to check.
+ */
+export async function verify(scope: CursorScope, kind: CursorKind, token: string): Promise<Record<string, unknown>> {
   const invalid = new InvalidInputError('invalid pagination cursor');
   const [body, signature, extra] = token.split('.');
   if (!body || !signature || extra !== undefined) throw invalid;
-  const expected = mac(await cursorKey(), body);
+  const expected = mac(await scope.cursorKey(), body);
   const given = Buffer.from(signature, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid;
-  let payload: CursorPayload;
+  let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as CursorPayload;
+    payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
   } catch {
     throw invalid;
   }
-  if (payload?.organizationId !== binding.organizationId || payload.kind !== binding.kind) throw invalid;
-  return payload;
+  if (typeof payload !== 'object' || payload === null) throw invalid;
+  const { organizationId, kind: signedKind, ...position } = payload as Record<string, unknown>;
+  if (organizationId !== scope.organizationId || signedKind !== kind) throw invalid;
+  return position;
 }

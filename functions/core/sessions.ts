@@ -15,7 +15,10 @@ import { deleteInvocationObjects } from '#data/payloads';
 import { startExecution, stopExecution } from '#data/workflow';
 import { finishInvocation, interruptInvocation } from './attempts';
 import { config } from '#kit/config';
-import { sign, verify } from './cursor';
+import { sign, verify, type CursorScope } from './cursor';
+import { cursorKey } from '#data/cursor-key';
+
+const cursorScope = (organizationId: string): CursorScope => ({ organizationId, cursorKey });
 import { InvalidInputError, NotFoundError } from './errors';
 import { acceptRun, recordRunRevision, type AcceptanceStore, type RunRequest } from './runs';
 
@@ -115,7 +118,7 @@ export async function readSession(organizationId: string, sessionId: string, aft
 
 /** A page of the organization's sessions, newest `updated_at` first. */
 export async function readSessions(organizationId: string, after: string | undefined, limit: number) {
-  const position = after ? await verify(after, { organizationId, kind: 'sessions' }) : undefined;
+  const position = after ? await verify(cursorScope(organizationId), 'sessions', after) : undefined;
   const { sessions, next } = await listSessions(
     organizationId,
     limit,
@@ -123,19 +126,19 @@ export async function readSessions(organizationId: string, after: string | undef
   );
   return {
     sessions: sessions.map(sessionView),
-    ...(next ? { next_cursor: await sign({ organizationId, kind: 'sessions', ...next }) } : {}),
+    ...(next ? { next_cursor: await sign(cursorScope(organizationId), 'sessions', { ...next }) } : {}),
   };
 }
 
 /** A page of a session's audit log in event time order; its cursors are bound to the session too. */
 export async function readAudit(organizationId: string, sessionId: string, after: string | undefined, limit: number) {
-  const position = after ? await verify(after, { organizationId, kind: 'audit' }) : undefined;
+  const position = after ? await verify(cursorScope(organizationId), 'audit', after) : undefined;
   if (position && position.sessionId !== sessionId) throw new InvalidInputError('invalid pagination cursor');
   if (!(await getSession(organizationId, sessionId))) throw new NotFoundError(`session ${sessionId} not found`);
   const { events, nextSk } = await listAuditEvents(organizationId, sessionId, position && String(position.sk), limit);
   return {
     events,
-    ...(nextSk ? { next_cursor: await sign({ organizationId, kind: 'audit', sessionId, sk: nextSk }) } : {}),
+    ...(nextSk ? { next_cursor: await sign(cursorScope(organizationId), 'audit', { sessionId, sk: nextSk }) } : {}),
   };
 }
 

@@ -9,7 +9,10 @@ import type { Attempt } from '#core/model';
 import { getInvocation, getSession } from '#data/invocations';
 import type { Invocation } from '#core/model';
 import { listSpans, readPayload, searchInvocations, type SearchPosition, type StoredSpan, type TraceFilters } from '#data/traces';
-import { sign, verify } from './cursor';
+import { sign, verify, type CursorScope } from './cursor';
+import { cursorKey } from '#data/cursor-key';
+
+const cursorScope = (organizationId: string): CursorScope => ({ organizationId, cursorKey });
 import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
 import { spansExpired } from '#kit/retention';
 
@@ -126,7 +129,7 @@ interface TracePosition {
  */
 async function traceModes(organizationId: string, invocationKey: string, query: TraceQuery) {
   const position = query.after
-    ? ((await verify(query.after, { organizationId, kind: 'trace' })) as unknown as TracePosition)
+    ? ((await verify(cursorScope(organizationId), 'trace', query.after)) as unknown as TracePosition)
     : undefined;
   if (position && position.invocationKey !== invocationKey) throw new InvalidInputError('invalid pagination cursor: it pages another invocation');
   if (position && query.payloads !== undefined && query.payloads !== position.payloads) {
@@ -179,7 +182,7 @@ export async function readTrace(organizationId: string, invocationKey: string, q
     spans: views,
     attempts: attempts.map(attemptView),
     ...failure,
-    ...(next ? { next_cursor: await sign({ organizationId, kind: 'trace', ...next }) } : {}),
+    ...(next ? { next_cursor: await sign(cursorScope(organizationId), 'trace', { ...next }) } : {}),
   };
 }
 
@@ -221,7 +224,7 @@ export async function searchTraces(organizationId: string, query: TraceSearchQue
   const given = givenFilters(query);
   let cursor: SearchCursor | undefined;
   if (query.after) {
-    cursor = (await verify(query.after, { organizationId, kind: 'traces' })) as unknown as SearchCursor;
+    cursor = (await verify(cursorScope(organizationId), 'traces', query.after)) as unknown as SearchCursor;
     if (Object.keys(given).length && !sameFilters(given, cursor.given)) {
       throw new InvalidInputError('the cursor pages other filters: send it with no filters or with every filter of the first page');
     }
@@ -240,6 +243,6 @@ export async function searchTraces(organizationId: string, query: TraceSearchQue
   const page: SearchCursor | undefined = next ? { given: first, window, position: next } : undefined;
   return {
     traces: invocations.map((invocation) => traceSummary(invocation, now)),
-    ...(page ? { next_cursor: await sign({ organizationId, kind: 'traces', ...page }) } : {}),
+    ...(page ? { next_cursor: await sign(cursorScope(organizationId), 'traces', { ...page }) } : {}),
   };
 }
