@@ -4,32 +4,36 @@
  * reads with one consistent GetItem (so a revoked key fails on its very next request).
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
+import type { Token, TokenStore } from '#core/tokens';
 import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
+import { entity } from './entity';
 import { keys } from './keys';
 
-import type { Token, TokenStore } from '#core/tokens';
+const tokenAttributes = {
+  id: z.string(),
+  name: z.string(),
+  created_at: z.string(),
+  last_used_at: z.string().optional(),
+  key_prefix: z.string(),
+};
 
-interface TokenItem extends Token {
-  organization_id: string;
-  key_hash: string;
-}
+/** A key's record, as the organization lists it. */
+const tokenEntity = entity('Token', z.object(tokenAttributes) satisfies z.ZodType<Token>);
+
+/** The record with the hash that names its lookup item (read only to revoke the key). */
+const tokenWithHashEntity = entity('Token', z.object({ ...tokenAttributes, key_hash: z.string() }));
 
 /** What authentication learns from a key's hash. */
-export interface KeyLookup {
-  organization_id: string;
-  token_id: string;
-  name: string;
-  last_used_at?: string;
-}
+const keyLookupEntity = entity('ApiKey', z.object({
+  organization_id: z.string(),
+  token_id: z.string(),
+  name: z.string(),
+  last_used_at: z.string().optional(),
+}));
 
-const toToken = ({ id, name, created_at, last_used_at, key_prefix }: TokenItem): Token => ({
-  id,
-  name,
-  created_at,
-  key_prefix,
-  ...(last_used_at ? { last_used_at } : {}),
-});
+export type KeyLookup = ReturnType<typeof keyLookupEntity.parse>;
 
 /** Stores a new key's record and lookup item together. */
 export async function putToken(organizationId: string, token: Token, keyHash: string): Promise<void> {
@@ -56,25 +60,24 @@ export async function putToken(organizationId: string, token: Token, keyHash: st
 
 /** API keys of an organization, in id order. */
 export async function listTokens(organizationId: string): Promise<Token[]> {
-  return (await queryPrefix(keys.tokensOf(organizationId))).map((item) => toToken(item as unknown as TokenItem));
+  return (await queryPrefix(keys.tokensOf(organizationId))).map(tokenEntity.parse);
 }
 
-async function getTokenItem(organizationId: string, tokenId: string): Promise<TokenItem | undefined> {
+async function getTokenItem(organizationId: string, tokenId: string): Promise<Record<string, unknown> | undefined> {
   const result = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.token(organizationId, tokenId), ConsistentRead: true }),
   );
-  return result.Item as TokenItem | undefined;
+  return result.Item;
 }
 
 /** One API key of an organization. */
 export async function getToken(organizationId: string, tokenId: string): Promise<Token | undefined> {
-  const item = await getTokenItem(organizationId, tokenId);
-  return item && toToken(item);
+  return tokenEntity.parseOptional(await getTokenItem(organizationId, tokenId));
 }
 
 /** Revokes a key: both items go in one transaction. False when the organization has no such key. */
 export async function deleteToken(organizationId: string, tokenId: string): Promise<boolean> {
-  const item = await getTokenItem(organizationId, tokenId);
+  const item = tokenWithHashEntity.parseOptional(await getTokenItem(organizationId, tokenId));
   if (!item) return false;
   try {
     await transactWrite({
@@ -112,7 +115,7 @@ export async function lookupKey(keyHash: string): Promise<KeyLookup | undefined>
   const result = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }),
   );
-  return result.Item as KeyLookup | undefined;
+  return keyLookupEntity.parseOptional(result.Item);
 }
 
 /** Records a key's use on both items; skipped when the key was revoked meanwhile. */
