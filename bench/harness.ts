@@ -11,6 +11,7 @@ import { runSteps, startAttempt } from '#functions/agent/loop';
 import { createOpenAIProvider } from '#functions/agent/providers/openai';
 import { createRedactor } from '#functions/agent/secrets';
 import { runAttemptSlice } from '#core/run-attempt';
+import { sliceStore } from '#data/slice';
 import { acceptanceStore } from '#data/acceptance';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import { executionInput } from '#data/workflow';
@@ -64,7 +65,7 @@ export async function benchHarness(cloud: LocalCloud): Promise<void> {
       await recordRunRevision(acceptanceStore(organizationId), { agentName: 'bench', agent }, invocation);
       script(model);
       const slice = { ...executionInput(organizationId, invocation), after: 0 };
-      const gaps = await gapsBetweenCalls(model.origin, () => runAttemptSlice(slice, 600_000));
+      const gaps = await gapsBetweenCalls(model.origin, () => runAttemptSlice(sliceStore(organizationId), slice, 600_000));
       if (run > 0) full.push(...gaps); // the first run warms the clients up
     }
 

@@ -14,6 +14,22 @@ export { acceptanceStore } from '#data/acceptance';
 export { attemptStore } from '#data/attempts';
 /** API keys (`core/tokens.ts`). */
 export { tokenStore } from '#data/tokens';
+/** Secrets: metadata and values (`core/secrets.ts`). */
+export { secretStore } from '#data/secrets';
+/** Invites an organization sends (`core/invites.ts`). */
+export { inviteStore } from '#data/invites';
+/** Credentials and memberships, for authentication (`core/identity.ts`). */
+export { identityStore } from '#data/users';
+/** Sessions, their messages and audit logs (`core/sessions.ts`). */
+export { sessionStore } from '#data/sessions';
+/** Executions of the run's state machine (`core/sessions.ts`). */
+export { runEngine } from '#data/workflow';
+/** Memory groups (`core/memories.ts`). */
+export { memoryStore } from '#data/memories';
+/** What a slice of an attempt reads and writes (`core/run-attempt.ts`). */
+export { sliceStore } from '#data/slice';
+/** The table and bucket probes of GET /health (`core/health.ts`). */
+export { healthProbes } from '#data/health';
 
 /** Agent names of one organization. */
 export function agentStore(organizationId: string): { list(): Promise<AgentSummary[]> } {

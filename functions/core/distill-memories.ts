@@ -10,8 +10,7 @@
  */
 import type { AttemptState } from '#functions/agent/loop';
 import { spanId, type ConversationMessage, type ModelProvider, type ModelResponse, type Redactor, type SpanRecorder } from '#functions/agent/types';
-import type { InvocationFacts } from '#core/model';
-import { activeMemories, isDistilled, writeMemories } from '#data/memories';
+import type { GroupMemory } from '#functions/agent/tools/types';
 import { InvocationEndedError } from './errors';
 import type { Logger } from '#kit/log';
 import { MAX_MEMORY_CHARS, PROMPT_MEMORIES, withinBudget } from '#functions/agent/tools/memory';
@@ -30,10 +29,22 @@ const SYSTEM_PROMPT = [
   `Answer with only a JSON array of strings, each one self-contained memory, at most ${MAX_DISTILLED}; answer [] when nothing is worth remembering.`,
 ].join(' ');
 
+/** The memory group as the distillation of one running invocation sees it. */
+export interface DistillationStore {
+  /** Whether this invocation's memories were distilled already. */
+  distilled(): Promise<boolean>;
+  /** The group's newest active memories, at most `limit`. */
+  active(limit: number): Promise<GroupMemory[]>;
+  /**
+   * Writes the distilled memories with the invocation's mark, in one step that holds only
+   * while the invocation runs (InvocationEndedError otherwise); `distilled_before` when
+   * the mark was there already.
+   */
+  writeDistilled(contents: string[]): Promise<{ written: number } | 'distilled_before'>;
+}
+
 export interface DistillDeps {
-  organizationId: string;
-  invocation: InvocationFacts;
-  group: string;
+  memories: DistillationStore;
   provider: ModelProvider;
   model: string;
   spans: SpanRecorder;
@@ -136,14 +147,14 @@ function messageOf(error: unknown): string {
  * the attempt is being stopped.
  */
 export async function distillMemories(state: AttemptState, deps: DistillDeps): Promise<AttemptState> {
-  const { organizationId, invocation, redactor, log } = deps;
+  const { memories, redactor, log } = deps;
   // What to checkpoint, as far as the distillation got.
   let next = state;
   const warn = (error: string, spanId?: string) =>
     log?.warn('memory distillation failed; the invocation keeps its answer', redactor.redact({ span_id: spanId, error }));
   try {
-    if (await isDistilled(organizationId, invocation.invocation_key)) return state;
-    const existing = withinBudget(await activeMemories(organizationId, deps.group, PROMPT_MEMORIES)).map((memory) => memory.content);
+    if (await memories.distilled()) return state;
+    const existing = withinBudget(await memories.active(PROMPT_MEMORIES)).map((memory) => memory.content);
     const request = {
       model: deps.model,
       system: SYSTEM_PROMPT,
@@ -177,15 +188,8 @@ export async function distillMemories(state: AttemptState, deps: DistillDeps): P
       return next;
     }
     await deps.spans.end(id, { status: 'SUCCEEDED', output: redactor.redact(response.response), usage: response.usage });
-    const result = await writeMemories({
-      organizationId,
-      group: deps.group,
-      invocation,
-      generation: 'session',
-      writes: contents.map((content) => ({ content: redactor.redact(content) })),
-      distillation: true,
-    });
-    if ('memories' in result) log?.info('memories distilled', { span_id: id, count: result.memories.length });
+    const result = await memories.writeDistilled(contents.map((content) => redactor.redact(content)));
+    if (result !== 'distilled_before') log?.info('memories distilled', { span_id: id, count: result.written });
     else log?.info('memories of this invocation were distilled already', { span_id: id });
     return next;
   } catch (error) {

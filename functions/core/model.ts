@@ -77,3 +77,37 @@ export interface Outcome {
   messageCount: number;
   usage: Usage;
 }
+
+/** A message of a session's conversation, by its cursor there. */
+export interface Message {
+  cursor: number;
+  invocation_key: string;
+  role: 'user' | 'assistant';
+  content: string;
+  created_at: string;
+}
+
+export type AuditEventType = 'agent_invocation' | 'llm_call' | 'tool_result' | 'memory_written' | 'run_succeeded' | 'run_failed';
+
+/** An event of a session's audit log. */
+export interface AuditEvent {
+  id: string;
+  session_id: string;
+  invocation_key: string;
+  type: AuditEventType;
+  payload: Record<string, unknown>;
+  event_time: string;
+  agent_revision: string;
+}
+
+export type MemoryStatus = 'active' | 'replaced';
+
+/** A memory of a group: written by an invocation, replaced (not deleted) by a newer one. */
+export interface Memory {
+  id: string;
+  content: string;
+  status: MemoryStatus;
+  created_at: string;
+  source_session: string;
+  source_invocation: string;
+}

@@ -14,26 +14,75 @@ import { ProviderError } from '#functions/agent/errors';
 import { answerValidator } from '#functions/agent/output-format';
 import { createProvider } from '#functions/agent/providers/index';
 import type { ExecutionInput } from '#functions/workflow/definition';
-import { referencedSecrets } from '#contracts/agent';
-import { getRevision } from '#data/agents';
-import { attemptStore, listAttempts } from '#data/attempts';
-import type { InvocationFacts } from '#core/model';
-import { memoryGroupStore } from '#data/memories';
-import { listMessages } from '#data/messages';
-import { checkpointKey, getJson, putJson, workspaceSnapshotUrls } from '#data/payloads';
-import { readSecretValue } from '#data/secret-values';
-import { spanStore } from '#data/spans';
-import { countOutcome, startNextAttempt, totalUsage } from './attempts';
+import { referencedSecrets, type AgentConfig } from '#contracts/agent';
+import type { SpanRecorder } from '#functions/agent/types';
+import type { MemoryGroupStore } from '#functions/agent/tools/types';
 import { config } from '#kit/config';
-import { distillMemories } from './distill-memories';
-import { InvocationEndedError } from './errors';
 import type { Logger } from '#kit/log';
+import type { InvocationFacts, Message, Usage } from './model';
+import { countOutcome, startNextAttempt, totalUsage, type AttemptStore } from './attempts';
+import { distillMemories, type DistillationStore } from './distill-memories';
+import { InvocationEndedError } from './errors';
 import { measuredSpans, stepClock } from './run-metrics';
 import { openToolbox } from './toolbox';
 import { silenceWatchdog, type Watchdog } from './watchdog';
 
 // A try that outlives this is retried by the provider; the watchdog bounds silence overall.
 const MODEL_TRY_TIMEOUT_MS = 300_000;
+
+/** How a successful attempt ends its invocation, written with the attempt's last spans. */
+export interface AttemptSuccess {
+  steps: number;
+  /** This attempt's usage. */
+  usage: Usage;
+  /** The usage of every attempt, this one included (the audit event's). */
+  totalUsage: Usage;
+  answer: string;
+  /** The cursor of the invocation's user message: the session's message count while it runs. */
+  userCursor: number;
+}
+
+export interface RecorderOptions {
+  /** Hold span ends for the next write instead of writing each at once. */
+  holdEnds?: boolean;
+  /** Called after every write that reached the store: the run made progress. */
+  onWrite?(): void;
+}
+
+/**
+ * The recorder of one attempt's spans. Every write holds only while the attempt runs
+ * (InvocationEndedError otherwise), and with held ends a step costs two writes.
+ */
+export interface AttemptRecorder extends SpanRecorder {
+  /** Holds the attempt's progress stamp (steps and usage so far) for the next write. */
+  progress(progress: { steps: number; usage: Usage }): void;
+  /** Writes whatever is held and waits for every payload to land. */
+  flush(): Promise<void>;
+  /**
+   * Writes what is held with the attempt's success and the invocation's outcome (the
+   * answer as the assistant message, the session released, `run_succeeded`), in one step.
+   */
+  succeed(success: AttemptSuccess): Promise<void>;
+}
+
+/** What a slice reads and writes, bound to one organization. */
+export interface SliceStore {
+  readonly attempts: AttemptStore;
+  /** The configuration of an agent's revision. */
+  agentConfig(agentName: string, revision: string): Promise<AgentConfig | undefined>;
+  /** A session's first `count` messages, oldest first. */
+  messages(sessionId: string, count: number): Promise<Message[]>;
+  /** A secret's value; only a slice ever resolves one. */
+  secretValue(name: string): Promise<string>;
+  /** An attempt's checkpoint as its last slice saved it. */
+  checkpoint(invocationKey: string, attempt: number): Promise<string | undefined>;
+  saveCheckpoint(invocationKey: string, attempt: number, state: string): Promise<void>;
+  recorder(invocation: InvocationFacts, attempt: number, options: RecorderOptions): AttemptRecorder;
+  /** A memory group as this running invocation sees it. */
+  memoryGroup(group: string, invocation: InvocationFacts): MemoryGroupStore & DistillationStore;
+  /** URLs of the invocation's terminal workspace snapshot, valid for the seconds asked. */
+  workspaceSnapshotUrls(invocationKey: string, seconds: number): Promise<{ get: string; put: string }>;
+}
 
 /** A provider's refusal no other attempt can change (bad credential, unknown model). */
 export class ProviderRejectedError extends Error {
@@ -46,15 +95,15 @@ export class ProviderRejectedError extends Error {
  */
 export type SliceInput = ExecutionInput & ({ resume: number } | { after: number });
 
-async function resolveSecrets(organizationId: string, names: string[]): Promise<Map<string, string>> {
-  const values = await Promise.all(names.map(async (name) => [name, await readSecretValue(organizationId, name)] as const));
+async function resolveSecrets(store: SliceStore, names: string[]): Promise<Map<string, string>> {
+  const values = await Promise.all(names.map(async (name) => [name, await store.secretValue(name)] as const));
   return new Map(values);
 }
 
 /** The session's messages before this invocation, and this invocation's prompt. */
-async function conversation(input: SliceInput) {
+async function conversation(store: SliceStore, input: SliceInput) {
   // The session is locked while the invocation runs: its own message is the last one.
-  const { messages } = await listMessages(input.organization_id, input.session_id, 0, input.user_cursor);
+  const messages = await store.messages(input.session_id, input.user_cursor);
   const own = messages.find((m) => m.cursor === input.user_cursor);
   const history = messages.filter((m) => m.cursor < input.user_cursor).map((m) => ({ role: m.role, content: m.content }));
   return { history, userPrompt: own?.content ?? '' };
@@ -65,10 +114,10 @@ async function conversation(input: SliceInput) {
  * (`done`: the outcome is recorded) or until half of `budgetMs` has passed (`continue`:
  * the state is checkpointed and the state machine calls again).
  */
-export async function runAttemptSlice(input: SliceInput, budgetMs: number, log?: Logger): Promise<{ attempt: number; state: 'done' | 'continue' }> {
+export async function runAttemptSlice(store: SliceStore, input: SliceInput, budgetMs: number, log?: Logger): Promise<{ attempt: number; state: 'done' | 'continue' }> {
   const watchdog = silenceWatchdog(config.attemptTimeoutSeconds * 1000);
   try {
-    return await Promise.race([slice(input, budgetMs, watchdog, log), watchdog.expired]);
+    return await Promise.race([slice(store, input, budgetMs, watchdog, log), watchdog.expired]);
   } catch (error) {
     // Whatever the slice failed with once the watchdog fired, silence is why.
     if (watchdog.signal.aborted) throw watchdog.signal.reason;
@@ -78,36 +127,35 @@ export async function runAttemptSlice(input: SliceInput, budgetMs: number, log?:
   }
 }
 
-async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, log?: Logger): Promise<{ attempt: number; state: 'done' | 'continue' }> {
+async function slice(store: SliceStore, input: SliceInput, budgetMs: number, watchdog: Watchdog, log?: Logger): Promise<{ attempt: number; state: 'done' | 'continue' }> {
   const { organization_id: organizationId, invocation_key: invocationKey } = input;
   const signal = watchdog.signal;
   const deadline = Date.now() + budgetMs / 2;
   const invocation: InvocationFacts = input;
   const resumed = 'resume' in input ? input.resume : undefined;
   // A new attempt is opened beside reading the session's messages; a resumed one starts from its checkpoint.
-  const [attempt, revision, saved, talk] = await Promise.all([
-    resumed ?? startNextAttempt(attemptStore(organizationId), invocationKey, { invocation, after: 'after' in input ? input.after : 0 }),
-    getRevision(organizationId, input.agent_name, input.agent_revision),
-    resumed === undefined ? undefined : getJson(checkpointKey(organizationId, invocationKey, resumed)),
-    resumed === undefined ? conversation(input) : undefined,
+  const [attempt, agent, saved, talk] = await Promise.all([
+    resumed ?? startNextAttempt(store.attempts, invocationKey, { invocation, after: 'after' in input ? input.after : 0 }),
+    store.agentConfig(input.agent_name, input.agent_revision),
+    resumed === undefined ? undefined : store.checkpoint(invocationKey, resumed),
+    resumed === undefined ? conversation(store, input) : undefined,
   ]);
   // The attempt's own record is written (or read back): as much progress as a span.
   watchdog.progress();
-  const checkpoint = checkpointKey(organizationId, invocationKey, attempt);
-  if (!revision) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
+  if (!agent) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
   if (resumed !== undefined && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
-  const agent = revision.config;
 
-  const secrets = await resolveSecrets(organizationId, referencedSecrets(agent));
+  const secrets = await resolveSecrets(store, referencedSecrets(agent));
   const redactor = createRedactor(secrets);
   const credential = agent.model.provider.credential ? resolveReferences(agent.model.provider.credential, secrets) : undefined;
   const provider = createProvider(agent.model.provider, credential, { timeoutMs: MODEL_TRY_TIMEOUT_MS });
-  const spans = measuredSpans(spanStore(organizationId, invocation, attempt, { holdEnds: true, onWrite: () => watchdog.progress() }));
+  const spans = measuredSpans(store.recorder(invocation, attempt, { holdEnds: true, onWrite: () => watchdog.progress() }));
+  const memories = agent.memory ? store.memoryGroup(agent.memory.group, invocation) : undefined;
 
   const toolbox = await openToolbox(agent, {
     organizationId, invocationKey, secrets, redactor, signal, log,
-    ...(agent.memory ? { memories: memoryGroupStore(organizationId, agent.memory.group, invocation) } : {}),
-    workspaceSnapshotUrls: (seconds) => workspaceSnapshotUrls(organizationId, invocationKey, seconds),
+    ...(memories ? { memories } : {}),
+    workspaceSnapshotUrls: (seconds) => store.workspaceSnapshotUrls(invocationKey, seconds),
   });
   try {
     // The system prompt is fixed when the attempt starts (memories included) and checkpointed.
@@ -147,17 +195,15 @@ async function slice(input: SliceInput, budgetMs: number, watchdog: Watchdog, lo
     }
     if (result.outcome === 'continue') {
       // The next slice (another process) resumes from here; nothing else ever reads it.
-      await Promise.all([putJson(checkpoint, JSON.stringify(result.state)), spans.flush()]);
+      await Promise.all([store.saveCheckpoint(invocationKey, attempt, JSON.stringify(result.state)), spans.flush()]);
       return { attempt, state: 'continue' };
     }
     let final = result.state;
-    if (agent.memory?.generation?.includes('session')) {
+    if (memories && agent.memory?.generation?.includes('session')) {
       // The distillation's span and usage count for the attempt.
-      final = await distillMemories(final, {
-        organizationId, invocation, group: agent.memory.group, provider, model: agent.model.name, spans, redactor, signal, log,
-      });
+      final = await distillMemories(final, { memories, provider, model: agent.model.name, spans, redactor, signal, log });
     }
-    const earlier = attempt > 1 ? (await listAttempts(organizationId, invocationKey)).filter((a) => a.number < attempt) : [];
+    const earlier = attempt > 1 ? (await store.attempts.attempts(invocationKey)).filter((a) => a.number < attempt) : [];
     await spans.succeed({
       steps: final.steps,
       usage: final.usage,

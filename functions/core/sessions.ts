@@ -1,26 +1,60 @@
 /**
- * Running, reading, listing and deleting sessions: what the /sessions routes do between
- * the HTTP kit and the data layer.
+ * Running, reading, listing and deleting sessions: what the /sessions routes do. What they
+ * read and write is a `SessionStore` of one organization; runs execute on a `RunEngine`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConfig } from '#contracts/agent';
 import { checkOutputFormat } from '#functions/agent/output-format';
 import { isProviderAvailable } from '#functions/agent/providers/available';
-import { attemptStore } from '#data/attempts';
-import { listAuditEvents } from '#data/audit';
-import { deleteInvocationRecords, deleteSessionRecords, getInvocation, getSession, listSessionInvocationKeys, listSessions } from '#data/invocations';
-import type { Invocation, Session } from '#core/model';
-import { getMessage, listMessages, type Message } from '#data/messages';
-import { deleteInvocationObjects } from '#data/payloads';
-import { startExecution, stopExecution } from '#data/workflow';
-import { finishInvocation, interruptInvocation } from './attempts';
 import { config } from '#kit/config';
+import type { AuditEvent, Invocation, Message, Session } from './model';
+import { finishInvocation, interruptInvocation, type AttemptStore } from './attempts';
 import { sign, verify, type CursorScope } from './cursor';
-import { cursorKey } from '#data/cursor-key';
-
-const cursorScope = (organizationId: string): CursorScope => ({ organizationId, cursorKey });
 import { InvalidInputError, NotFoundError } from './errors';
 import { acceptRun, recordRunRevision, type AcceptanceStore, type RunRequest } from './runs';
+
+/** Where a page of the sessions list starts: the listing sort key of the last session seen. */
+export interface SessionsPosition {
+  listed: string;
+  id: string;
+}
+
+/** The sessions of one organization with their messages and audit logs. */
+export interface SessionStore extends CursorScope {
+  /** A session, read consistently. */
+  session(sessionId: string): Promise<Session | undefined>;
+  /** Up to `limit` sessions, newest `updated_at` first, and where the next page starts. */
+  sessions(limit: number, after?: SessionsPosition): Promise<{ sessions: Session[]; next?: SessionsPosition }>;
+  /** An invocation, read consistently. */
+  invocation(invocationKey: string): Promise<Invocation | undefined>;
+  message(sessionId: string, cursor: number): Promise<Message | undefined>;
+  /** Up to `limit` messages after a cursor, ascending, and whether more follow. */
+  messages(sessionId: string, after: number, limit: number): Promise<{ messages: Message[]; more: boolean }>;
+  /** Up to `limit` audit events after the one at `afterSk`, oldest first, and the sort key to continue after. */
+  auditEvents(sessionId: string, afterSk: string | undefined, limit: number): Promise<{ events: AuditEvent[]; nextSk?: string }>;
+  /** Keys of every invocation the session accepted, oldest first. */
+  invocationKeys(sessionId: string): Promise<string[]>;
+  /** Deletes an invocation's records, payloads and checkpoints; safe to repeat. */
+  deleteInvocation(invocationKey: string): Promise<void>;
+  /** Deletes a session's messages, audit log and references, then the session; safe to repeat. */
+  deleteSession(sessionId: string): Promise<void>;
+}
+
+/** Where invocations execute: one execution of the run's state machine each. */
+export interface RunEngine {
+  /** Starts the invocation's execution; starting it again changes nothing. */
+  start(invocation: Invocation): Promise<void>;
+  /** Stops the invocation's execution if it runs. */
+  stop(invocation: Invocation, cause: string): Promise<void>;
+}
+
+/** What running a session needs. */
+export interface RunStores {
+  acceptance: AcceptanceStore;
+  attempts: AttemptStore;
+  sessions: SessionStore;
+  engine: RunEngine;
+}
 
 /** A session as clients see it. */
 export function sessionView(session: Session) {
@@ -60,11 +94,11 @@ const QUICK_POLLS = 20;
 const QUICK_POLL_MS = 10;
 const POLL_MS = 40;
 
-async function waitForOutcome(organizationId: string, invocationKey: string, waitMs: number): Promise<Invocation | undefined> {
+async function waitForOutcome(store: SessionStore, invocationKey: string, waitMs: number): Promise<Invocation | undefined> {
   const deadline = Date.now() + waitMs;
   for (let poll = 0; ; poll++) {
     const polled = Date.now();
-    const invocation = await getInvocation(organizationId, invocationKey);
+    const invocation = await store.invocation(invocationKey);
     // Gone means its session was deleted meanwhile.
     if (!invocation || invocation.status !== 'RUNNING') return invocation;
     const left = deadline - Date.now();
@@ -76,26 +110,27 @@ async function waitForOutcome(organizationId: string, invocationKey: string, wai
 }
 
 /** Accepts (or re-attaches to) a run, makes sure it executes, and waits for it as asked. */
-export async function runSession(acceptance: AcceptanceStore, request: RunRequest, waitSeconds: number): Promise<RunAnswer> {
+export async function runSession(stores: RunStores, request: RunRequest, waitSeconds: number): Promise<RunAnswer> {
   assertRunnable(request.agent);
-  const { organizationId, invocationKey } = request;
+  const { invocationKey } = request;
+  const { acceptance, sessions } = stores;
   const { invocation } = await acceptRun(acceptance, request);
   if (invocation.status === 'RUNNING') {
     // A re-attach starts it too: the first request may have died between accepting and starting.
     try {
       // Before the execution: its first slice reads the configuration from the revision.
       await recordRunRevision(acceptance, request, invocation);
-      await startExecution(organizationId, invocation);
+      await stores.engine.start(invocation);
     } catch (error) {
-      await finishInvocation(attemptStore(organizationId), invocationKey, { Error: error instanceof Error ? error.name : 'Error' });
+      await finishInvocation(stores.attempts, invocationKey, { Error: error instanceof Error ? error.name : 'Error' });
       throw error;
     }
   }
   const slice = config.waitSliceSeconds ?? Infinity;
-  const current = waitSeconds > 0 ? await waitForOutcome(organizationId, invocationKey, Math.min(waitSeconds, slice) * 1000) : invocation;
+  const current = waitSeconds > 0 ? await waitForOutcome(sessions, invocationKey, Math.min(waitSeconds, slice) * 1000) : invocation;
   const [session, message] = await Promise.all([
-    getSession(organizationId, request.sessionId),
-    current?.status === 'SUCCEEDED' && current.answer_cursor ? getMessage(organizationId, request.sessionId, current.answer_cursor) : undefined,
+    sessions.session(request.sessionId),
+    current?.status === 'SUCCEEDED' && current.answer_cursor ? sessions.message(request.sessionId, current.answer_cursor) : undefined,
   ]);
   if (!current || !session) throw new NotFoundError(`session ${request.sessionId} was deleted while its run was waited for`);
   if (current.status === 'SUCCEEDED') return { outcome: 'succeeded', session, invocation: current, message };
@@ -104,10 +139,10 @@ export async function runSession(acceptance: AcceptanceStore, request: RunReques
 }
 
 /** A session and a page of its messages. */
-export async function readSession(organizationId: string, sessionId: string, after: number, limit: number) {
-  const session = await getSession(organizationId, sessionId);
+export async function readSession(store: SessionStore, sessionId: string, after: number, limit: number) {
+  const session = await store.session(sessionId);
   if (!session) throw new NotFoundError(`session ${sessionId} not found`);
-  const { messages, more } = await listMessages(organizationId, sessionId, after, limit);
+  const { messages, more } = await store.messages(sessionId, after, limit);
   const last = messages.at(-1);
   return {
     session: sessionView(session),
@@ -117,32 +152,32 @@ export async function readSession(organizationId: string, sessionId: string, aft
 }
 
 /** A page of the organization's sessions, newest `updated_at` first. */
-export async function readSessions(organizationId: string, after: string | undefined, limit: number) {
-  const position = after ? await verify(cursorScope(organizationId), 'sessions', after) : undefined;
-  const { sessions, next } = await listSessions(
-    organizationId,
-    limit,
-    position && { listed: String(position.listed), id: String(position.id) },
-  );
+export async function readSessions(store: SessionStore, after: string | undefined, limit: number) {
+  const position = after ? await verify(store, 'sessions', after) : undefined;
+  if (position && (typeof position.listed !== 'string' || typeof position.id !== 'string')) throw new InvalidInputError('invalid pagination cursor');
+  const { sessions, next } = await store.sessions(limit, position && { listed: position.listed as string, id: position.id as string });
   return {
     sessions: sessions.map(sessionView),
-    ...(next ? { next_cursor: await sign(cursorScope(organizationId), 'sessions', { ...next }) } : {}),
+    ...(next ? { next_cursor: await sign(store, 'sessions', { ...next }) } : {}),
   };
 }
 
 /** A page of a session's audit log in event time order; its cursors are bound to the session too. */
-export async function readAudit(organizationId: string, sessionId: string, after: string | undefined, limit: number) {
-  const position = after ? await verify(cursorScope(organizationId), 'audit', after) : undefined;
-  if (position && position.sessionId !== sessionId) throw new InvalidInputError('invalid pagination cursor');
-  if (!(await getSession(organizationId, sessionId))) throw new NotFoundError(`session ${sessionId} not found`);
-  const { events, nextSk } = await listAuditEvents(organizationId, sessionId, position && String(position.sk), limit);
+export async function readAudit(store: SessionStore, sessionId: string, after: string | undefined, limit: number) {
+  const position = after ? await verify(store, 'audit', after) : undefined;
+  if (position && (position.sessionId !== sessionId || typeof position.sk !== 'string')) throw new InvalidInputError('invalid pagination cursor');
+  if (!(await store.session(sessionId))) throw new NotFoundError(`session ${sessionId} not found`);
+  const { events, nextSk } = await store.auditEvents(sessionId, position?.sk as string | undefined, limit);
   return {
     events,
-    ...(nextSk ? { next_cursor: await sign(cursorScope(organizationId), 'audit', { sessionId, sk: nextSk }) } : {}),
+    ...(nextSk ? { next_cursor: await sign(store, 'audit', { sessionId, sk: nextSk }) } : {}),
   };
 }
 
 const DELETED = 'the session was deleted';
+
+/** What deleting a session needs. */
+export type DeletionStores = Pick<RunStores, 'attempts' | 'sessions' | 'engine'>;
 
 /**
  * Ends a running invocation because its session is being deleted: records it FAILED
@@ -150,11 +185,11 @@ const DELETED = 'the session was deleted';
  * ended (or gone) and does nothing; the outcome's session update needs the session's
  * lock, so nothing recreates the session.
  */
-async function interrupt(organizationId: string, invocationKey: string): Promise<void> {
-  const invocation = await getInvocation(organizationId, invocationKey);
+async function interrupt(stores: DeletionStores, invocationKey: string): Promise<void> {
+  const invocation = await stores.sessions.invocation(invocationKey);
   if (invocation?.status !== 'RUNNING') return;
-  await interruptInvocation(attemptStore(organizationId), invocationKey, DELETED);
-  await stopExecution(organizationId, invocation, DELETED);
+  await interruptInvocation(stores.attempts, invocationKey, DELETED);
+  await stores.engine.stop(invocation, DELETED);
 }
 
 /**
@@ -162,13 +197,11 @@ async function interrupt(organizationId: string, invocationKey: string): Promise
  * payloads and checkpoints. The session item goes last, so a delete that fails midway can
  * be repeated. Its invocation keys are free again afterwards.
  */
-export async function deleteSession(organizationId: string, sessionId: string): Promise<void> {
-  const session = await getSession(organizationId, sessionId);
+export async function deleteSession(stores: DeletionStores, sessionId: string): Promise<void> {
+  const { sessions } = stores;
+  const session = await sessions.session(sessionId);
   if (!session) throw new NotFoundError(`session ${sessionId} not found`);
-  if (session.current_invocation_key) await interrupt(organizationId, session.current_invocation_key);
-  for (const invocationKey of await listSessionInvocationKeys(organizationId, sessionId)) {
-    await deleteInvocationObjects(organizationId, invocationKey);
-    await deleteInvocationRecords(organizationId, invocationKey);
-  }
-  await deleteSessionRecords(organizationId, sessionId);
+  if (session.current_invocation_key) await interrupt(stores, session.current_invocation_key);
+  for (const invocationKey of await sessions.invocationKeys(sessionId)) await sessions.deleteInvocation(invocationKey);
+  await sessions.deleteSession(sessionId);
 }

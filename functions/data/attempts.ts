@@ -1,19 +1,31 @@
 /** Attempts of an invocation: each run of the harness, with its own outcome and usage. */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite, whileRunning } from './dynamo';
 import { spansExpireAt } from '#kit/retention';
-import { getInvocation, getSession, recordOutcome, runningInvocation } from './invocations';
+import { failureSchema, getInvocation, getSession, recordOutcome, runningInvocation } from './invocations';
 import type { Attempt, Failure, Invocation, Usage } from '#core/model';
 import type { AttemptStore } from '#core/attempts';
+import { entity } from './entity';
 import { keys } from './keys';
+
+export const usageSchema = z.object({ input_tokens: z.number(), output_tokens: z.number() }) satisfies z.ZodType<Usage>;
+
+const attemptEntity = entity('Attempt', z.object({
+  number: z.number(),
+  status: z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']),
+  started_at: z.string(),
+  ended_at: z.string().optional(),
+  usage: usageSchema,
+  failure: failureSchema.optional(),
+  steps: z.number(),
+  answer: z.string().optional(),
+}) satisfies z.ZodType<Attempt>);
 
 /** Attempts of an invocation, oldest first, read consistently. */
 export async function listAttempts(organizationId: string, invocationKey: string): Promise<Attempt[]> {
-  const items = await queryPrefix(keys.attemptsOf(organizationId, invocationKey), { consistent: true });
-  return items.map(({ number, status, started_at, ended_at, usage, failure, steps, answer }) => ({
-    number, status, started_at, ended_at, usage, failure, steps, answer,
-  }) as Attempt);
+  return (await queryPrefix(keys.attemptsOf(organizationId, invocationKey), { consistent: true })).map(attemptEntity.parse);
 }
 
 /**

@@ -1,20 +1,21 @@
 /** The audit log of a session, read in event time order (its items are written with the events they record). */
+import { z } from 'zod';
+import type { AuditEvent } from '#core/model';
 import { queryPage } from './dynamo';
-import type { AuditEventInput } from './invocations';
+import { entity } from './entity';
 import { keys } from './keys';
 
-export interface AuditEvent {
-  id: string;
-  session_id: string;
-  invocation_key: string;
-  type: AuditEventInput['type'];
-  payload: Record<string, unknown>;
-  event_time: string;
-  agent_revision: string;
-}
-
-const toEvent = ({ id, session_id, invocation_key, event_type, payload, event_time, agent_revision }: Record<string, unknown>) =>
-  ({ id, session_id, invocation_key, type: event_type, payload, event_time, agent_revision }) as AuditEvent;
+/** An audit item: the event, its type stored as `event_type` (`type` names the item type), and its sort key. */
+const auditEntity = entity('AuditEvent', z.object({
+  id: z.string(),
+  session_id: z.string(),
+  invocation_key: z.string(),
+  event_type: z.enum(['agent_invocation', 'llm_call', 'tool_result', 'memory_written', 'run_succeeded', 'run_failed']),
+  payload: z.record(z.string(), z.unknown()),
+  event_time: z.string(),
+  agent_revision: z.string(),
+  sk: z.string(),
+}));
 
 /** Up to `limit` audit events after the event whose sort key is `afterSk`, oldest first, and the sort key to continue after. */
 export async function listAuditEvents(
@@ -33,6 +34,12 @@ export async function listAuditEvents(
     limit,
     afterSk ? { pk, sk: afterSk } : undefined,
   );
-  const last = items.at(-1);
-  return { events: items.map(toEvent), ...(more && last ? { nextSk: last.sk as string } : {}) };
+  const events = items.map(auditEntity.parse);
+  const last = events.at(-1);
+  return {
+    events: events.map(({ id, session_id, invocation_key, event_type, payload, event_time, agent_revision }) => (
+      { id, session_id, invocation_key, type: event_type, payload, event_time, agent_revision }
+    )),
+    ...(more && last ? { nextSk: last.sk } : {}),
+  };
 }

@@ -1,70 +1,76 @@
 /** Invites: pending memberships redeemed at the invitee's first sign-in. */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '#core/errors';
+import { z } from 'zod';
+import type { Invite, InviteRequest, InviteStore } from '#core/invites';
 import type { Role } from '#core/principal';
 import { cancellationReasons, dynamo, queryAll, transactWrite } from './dynamo';
+import { entity } from './entity';
 import { keys } from './keys';
 import { config } from '#kit/config';
 
-export interface Invite {
-  id: string;
-  email: string;
-  role: Role;
-  organization_id: string;
-  /** True when redeeming creates `organization_id` with the invitee as its founder. */
-  founder: boolean;
-  status: 'pending' | 'redeemed';
-  created_at: string;
-  invited_by: string;
-}
+/** A member's role, as invites and users store it. */
+export const roleSchema = z.enum(['admin', 'member']) satisfies z.ZodType<Role>;
 
-/** The idempotency facts of a POST /invites that carried an `Idempotency-Key`. */
-export interface InviteRequest {
-  organizationId: string;
-  idempotencyKey: string;
-  bodySha256: string;
-}
+const inviteSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  organization_id: z.string(),
+  founder: z.boolean(),
+  status: z.enum(['pending', 'redeemed']),
+  created_at: z.string(),
+  invited_by: z.string(),
+}) satisfies z.ZodType<Invite>;
+
+/** An invite, filed under its email address. */
+const inviteEntity = entity('Invite', inviteSchema);
+
+/** The first request of an idempotency key, with the invite it created. */
+const inviteRequestEntity = entity('InviteRequest', z.object({ body_sha256: z.string(), invite: inviteSchema }));
 
 function inviteItem(invite: Invite) {
   return { ...keys.invite(invite.email, invite.created_at, invite.id), type: 'Invite', ...invite };
 }
 
+/** Stores a new pending invite. */
+export async function putInvite(invite: Invite): Promise<void> {
+  await dynamo.send(new PutCommand({ TableName: config.tableName, Item: inviteItem(invite) }));
+}
+
 /**
- * Stores a new pending invite. With a request, the invite and the idempotency record are
- * written together: a replay returns the first invite, a different body is a conflict.
+ * Stores a new pending invite and its idempotency record in one transaction. When the
+ * organization used the key before, writes nothing and returns the first request.
  */
-export async function putInvite(invite: Invite, request?: InviteRequest): Promise<Invite> {
-  if (!request) {
-    await dynamo.send(new PutCommand({ TableName: config.tableName, Item: inviteItem(invite) }));
-    return invite;
-  }
+export async function putInviteOnce(
+  organizationId: string,
+  invite: Invite,
+  request: InviteRequest,
+): Promise<{ bodySha256: string; invite: Invite } | undefined> {
   try {
     await transactWrite({
-        TransactItems: [
-          {
-            Put: {
-              TableName: config.tableName,
-              Item: {
-                ...keys.inviteRequest(request.organizationId, request.idempotencyKey),
-                type: 'InviteRequest',
-                body_sha256: request.bodySha256,
-                invite,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      TransactItems: [
+        {
+          Put: {
+            TableName: config.tableName,
+            Item: {
+              ...keys.inviteRequest(organizationId, request.idempotencyKey),
+              type: 'InviteRequest',
+              body_sha256: request.bodySha256,
+              invite,
             },
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           },
-          { Put: { TableName: config.tableName, Item: inviteItem(invite) } },
-        ],
+        },
+        { Put: { TableName: config.tableName, Item: inviteItem(invite) } },
+      ],
     });
-    return invite;
+    return undefined;
   } catch (error) {
     const earlier = cancellationReasons(error)?.[0]?.item;
     if (!earlier) throw error;
-    if (earlier.body_sha256 !== request.bodySha256) {
-      throw new ConflictError('Idempotency-Key was already used with a different body');
-    }
-    return earlier.invite as Invite;
+    const first = inviteRequestEntity.parse(earlier);
+    return { bodySha256: first.body_sha256, invite: first.invite };
   }
 }
 
@@ -79,10 +85,13 @@ export async function pendingInvites(email: string): Promise<Invite[]> {
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ':pending': 'pending' },
     ConsistentRead: true,
   });
-  return items.map(toInvite);
+  return items.map(inviteEntity.parse);
 }
 
-function toInvite(item: Record<string, unknown>): Invite {
-  const { id, email, role, organization_id, founder, status, created_at, invited_by } = item as unknown as Invite;
-  return { id, email, role, organization_id, founder, status, created_at, invited_by };
+/** The invites `organizationId` sends (`core/invites.ts` declares the store). */
+export function inviteStore(organizationId: string): InviteStore {
+  return {
+    put: putInvite,
+    putOnce: (invite, request) => putInviteOnce(organizationId, invite, request),
+  };
 }

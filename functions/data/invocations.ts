@@ -4,14 +4,57 @@
  * and the audit log never disagree.
  */
 import { BatchGetCommand, BatchWriteCommand, DeleteCommand, GetCommand, type BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
 import { newId } from '#kit/ids';
+import type { AuditEventType, Failure, Invocation, InvocationStatus, Outcome, Refusal, Session } from '#core/model';
+import type { SessionsPosition } from '#core/sessions';
 import { cancellationReasons, dynamo, partitionKeyPages, queryPage, queryPrefix, transactWrite, whileRunning } from './dynamo';
+import { entity } from './entity';
 import { keys } from './keys';
-import type { Failure, Invocation, InvocationFacts, InvocationStatus, Outcome, Refusal, Session } from '#core/model';
+
+export const failureSchema = z.object({
+  kind: z.enum(['crash', 'no_progress', 'interrupted', 'internal']),
+  message: z.string(),
+}) satisfies z.ZodType<Failure>;
+
+const sessionSchema = z.object({
+  id: z.string(),
+  state: z.enum(['IDLE', 'RUNNING']),
+  invocation_count: z.number(),
+  message_count: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  current_invocation_key: z.string().optional(),
+  agent_name: z.string().optional(),
+  agent_revision: z.string().optional(),
+}) satisfies z.ZodType<Session>;
+
+export const sessionEntity = entity('Session', sessionSchema);
+
+/** A session as the sessions index lists it: with the sort key the next page starts after. */
+const listedSessionEntity = entity('Session', sessionSchema.extend({ gsi1sk: z.string() }));
+
+export const invocationEntity = entity('Invocation', z.object({
+  invocation_key: z.string(),
+  session_id: z.string(),
+  session_position: z.number(),
+  status: z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']),
+  agent_name: z.string(),
+  agent_revision: z.string(),
+  body_sha256: z.string(),
+  started_at: z.string(),
+  ended_at: z.string().optional(),
+  failure: failureSchema.optional(),
+  user_cursor: z.number(),
+  answer_cursor: z.number().optional(),
+}) satisfies z.ZodType<Invocation>);
+
+/** What names an invocation of a session, by its position there. */
+const invocationRefEntity = entity('InvocationRef', z.object({ invocation_key: z.string() }));
 
 export interface AuditEventInput {
-  type: 'agent_invocation' | 'llm_call' | 'tool_result' | 'memory_written' | 'run_succeeded' | 'run_failed';
+  type: AuditEventType;
   payload: Record<string, unknown>;
 }
 
@@ -61,7 +104,7 @@ export async function getSession(organizationId: string, sessionId: string): Pro
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.session(organizationId, sessionId), ConsistentRead: true }),
   );
-  return Item as Session | undefined;
+  return sessionEntity.parseOptional(Item);
 }
 
 /** An invocation by key, read consistently. */
@@ -69,7 +112,7 @@ export async function getInvocation(organizationId: string, invocationKey: strin
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.invocation(organizationId, invocationKey), ConsistentRead: true }),
   );
-  return Item as Invocation | undefined;
+  return invocationEntity.parseOptional(Item);
 }
 
 /** An invocation by key and a session, read consistently in one request. */
@@ -90,7 +133,7 @@ export async function getInvocationAndSession(
     request = left?.length ? { Keys: left, ConsistentRead: true } : undefined;
   }
   const itemAt = (key: { pk: string; sk: string }) => found.find((item) => item.pk === key.pk && item.sk === key.sk);
-  return { invocation: itemAt(wanted[0]!) as Invocation | undefined, session: itemAt(wanted[1]!) as Session | undefined };
+  return { invocation: invocationEntity.parseOptional(itemAt(wanted[0]!)), session: sessionEntity.parseOptional(itemAt(wanted[1]!)) };
 }
 
 export interface AcceptInput {
@@ -195,7 +238,7 @@ export async function acceptInvocation(input: AcceptInput): Promise<Refusal | un
     const reasons = cancellationReasons(error);
     if (!reasons) throw error;
     const [record, session, organization] = reasons;
-    if (record?.code === 'ConditionalCheckFailed' && record.item) return { reason: 'key_in_use', invocation: record.item as unknown as Invocation };
+    if (record?.code === 'ConditionalCheckFailed' && record.item) return { reason: 'key_in_use', invocation: invocationEntity.parse(record.item) };
     if (session?.code === 'ConditionalCheckFailed') return { reason: 'session_changed' };
     if (organization?.code === 'ConditionalCheckFailed') return { reason: 'quota_exhausted' };
     throw error;
@@ -282,12 +325,6 @@ export async function recordOutcome(input: OutcomeInput): Promise<boolean> {
   }
 }
 
-/** Where a page of the sessions list starts: the gsi1 sort key of the last session seen. */
-export interface SessionsPosition {
-  listed: string;
-  id: string;
-}
-
 /** Up to `limit` sessions of an organization, newest `updated_at` first, and where the next page starts. */
 export async function listSessions(
   organizationId: string,
@@ -305,15 +342,18 @@ export async function listSessions(
     limit,
     after ? { ...keys.session(organizationId, after.id), gsi1pk, gsi1sk: after.listed } : undefined,
   );
-  const sessions = items as unknown as (Session & { gsi1sk: string })[];
-  const last = sessions.at(-1);
-  return { sessions, ...(more && last ? { next: { listed: last.gsi1sk, id: last.id } } : {}) };
+  const listed = items.map(listedSessionEntity.parse);
+  const last = listed.at(-1);
+  return {
+    sessions: listed.map(({ gsi1sk: _listed, ...session }) => session),
+    ...(more && last ? { next: { listed: last.gsi1sk, id: last.id } } : {}),
+  };
 }
 
 /** Keys of every invocation a session has accepted, oldest first (from its references). */
 export async function listSessionInvocationKeys(organizationId: string, sessionId: string): Promise<string[]> {
   const refs = await queryPrefix(keys.invocationRefsOf(organizationId, sessionId), { consistent: true });
-  return refs.map((ref) => ref.invocation_key as string);
+  return refs.map((ref) => invocationRefEntity.parse(ref).invocation_key);
 }
 
 // BatchWriteItem takes at most 25 requests.

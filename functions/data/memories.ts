@@ -8,25 +8,28 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
-import { InvocationEndedError } from '#core/errors';
 import { eventTime } from '#kit/ids';
+import type { DistillationStore } from '#core/distill-memories';
+import { InvocationEndedError } from '#core/errors';
+import type { MemoryStore } from '#core/memories';
+import type { InvocationFacts, Memory } from '#core/model';
 import type { MemoryGroupStore } from '#functions/agent/tools/types';
+import { cursorKey } from './cursor-key';
 import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
+import { entity } from './entity';
 import { auditItem, deletePartition, runningInvocation } from './invocations';
-import type { InvocationFacts } from '#core/model';
 import { keys } from './keys';
 
-export type MemoryStatus = 'active' | 'replaced';
-
-export interface Memory {
-  id: string;
-  content: string;
-  status: MemoryStatus;
-  created_at: string;
-  source_session: string;
-  source_invocation: string;
-}
+const memoryEntity = entity('Memory', z.object({
+  id: z.string(),
+  content: z.string(),
+  status: z.enum(['active', 'replaced']),
+  created_at: z.string(),
+  source_session: z.string(),
+  source_invocation: z.string(),
+}) satisfies z.ZodType<Memory>);
 
 /** One memory to write; `replaces` names an active memory of the same group it supersedes. */
 export interface MemoryWrite {
@@ -69,9 +72,6 @@ function newMemoryId(): string {
   const random = [...randomBytes(12)].map((byte) => ALPHABET[byte & 31]).join('');
   return `mem_${base32(lastMillis, 10)}${random}`;
 }
-
-const toMemory = ({ id, content, status, created_at, source_session, source_invocation }: Record<string, unknown>) =>
-  ({ id, content, status, created_at, source_session, source_invocation }) as Memory;
 
 type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
 
@@ -185,7 +185,7 @@ export async function listMemories(
     limit,
     afterId !== undefined ? keys.memory(organizationId, group, afterId) : undefined,
   );
-  return { memories: items.map(toMemory), more };
+  return { memories: items.map(memoryEntity.parse), more };
 }
 
 /** The newest `limit` active memories of a group, newest first. */
@@ -202,7 +202,7 @@ export async function activeMemories(organizationId: string, group: string, limi
     },
     limit,
   );
-  return items.map(toMemory);
+  return items.map(memoryEntity.parse);
 }
 
 /** Deletes one memory of a group; false when the group holds no memory with that id. */
@@ -227,10 +227,29 @@ export async function deleteMemoryGroup(organizationId: string, group: string): 
   await deletePartition(keys.memoriesOf(organizationId, group).pk);
 }
 
-/** The memory tool's store of one group, bound to the organization and to the running invocation that writes. */
-export function memoryGroupStore(organizationId: string, group: string, invocation: InvocationFacts): MemoryGroupStore {
+/** The memory groups of `organizationId` (`core/memories.ts` declares the store). */
+export function memoryStore(organizationId: string): MemoryStore {
+  return {
+    organizationId,
+    cursorKey,
+    list: (group, afterId, limit) => listMemories(organizationId, group, afterId, limit),
+    delete: (group, memoryId) => deleteMemory(organizationId, group, memoryId),
+    deleteGroup: (group) => deleteMemoryGroup(organizationId, group),
+  };
+}
+
+/**
+ * One group as a running invocation sees it: the memory tool's store and the session
+ * distillation's, bound to the organization and to the invocation that writes.
+ */
+export function memoryGroupStore(organizationId: string, group: string, invocation: InvocationFacts): MemoryGroupStore & DistillationStore {
   return {
     active: (limit) => activeMemories(organizationId, group, limit),
+    distilled: () => isDistilled(organizationId, invocation.invocation_key),
+    async writeDistilled(contents) {
+      const result = await writeMemories({ organizationId, group, invocation, generation: 'session', writes: contents.map((content) => ({ content })), distillation: true });
+      return 'memories' in result ? { written: result.memories.length } : 'distilled_before';
+    },
     async write(content, replaces) {
       const result = await writeMemories({
         organizationId,

@@ -1,26 +1,26 @@
 /** Messages of a session, by cursor. */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
+import type { Message } from '#core/model';
 import { dynamo, queryPage } from './dynamo';
+import { entity } from './entity';
 import { keys } from './keys';
 
-export interface Message {
-  cursor: number;
-  invocation_key: string;
-  role: 'user' | 'assistant';
-  content: string;
-  created_at: string;
-}
-
-const toMessage = ({ cursor, invocation_key, role, content, created_at }: Record<string, unknown>) =>
-  ({ cursor, invocation_key, role, content, created_at }) as Message;
+const messageEntity = entity('Message', z.object({
+  cursor: z.number(),
+  invocation_key: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  created_at: z.string(),
+}) satisfies z.ZodType<Message>);
 
 /** One message by cursor. */
 export async function getMessage(organizationId: string, sessionId: string, cursor: number): Promise<Message | undefined> {
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.message(organizationId, sessionId, cursor), ConsistentRead: true }),
   );
-  return Item ? toMessage(Item) : undefined;
+  return messageEntity.parseOptional(Item);
 }
 
 /** Up to `limit` messages after a cursor, ascending, and whether more follow. */
@@ -43,5 +43,5 @@ export async function listMessages(
     },
     limit,
   );
-  return { messages: items.map(toMessage), more };
+  return { messages: items.map(messageEntity.parse), more };
 }

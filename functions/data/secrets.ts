@@ -1,22 +1,26 @@
-/** Secret metadata: the name and masked value an organization may see, never the value. */
+/**
+ * Secret metadata: the name and masked value an organization may see, never the value
+ * (that lives in Secrets Manager, `secret-values.ts`).
+ */
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
+import type { SecretMetadata, SecretStore } from '#core/secrets';
 import { dynamo, isConditionFailure, queryPrefix } from './dynamo';
+import { entity } from './entity';
 import { keys } from './keys';
+import { deleteSecretValue, writeSecretValue } from './secret-values';
 
-export interface SecretMetadata {
-  name: string;
-  masked_value: string;
-  created_at: string;
-  updated_at: string;
-}
-
-const toMetadata = ({ name, masked_value, created_at, updated_at }: SecretMetadata): SecretMetadata => ({
-  name,
-  masked_value,
-  created_at,
-  updated_at,
-});
+/** A secret's metadata item. */
+const secretEntity = entity(
+  'Secret',
+  z.object({
+    name: z.string(),
+    masked_value: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }) satisfies z.ZodType<SecretMetadata>,
+);
 
 /** Records a new secret; false when the organization already has one of that name. */
 export async function insertSecretMetadata(organizationId: string, secret: SecretMetadata): Promise<boolean> {
@@ -57,12 +61,12 @@ export async function getSecretMetadata(organizationId: string, name: string): P
   const result = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.secret(organizationId, name), ConsistentRead: true }),
   );
-  return result.Item ? toMetadata(result.Item as SecretMetadata) : undefined;
+  return secretEntity.parseOptional(result.Item);
 }
 
 /** Secrets of an organization, by name. */
 export async function listSecretMetadata(organizationId: string): Promise<SecretMetadata[]> {
-  return (await queryPrefix(keys.secretsOf(organizationId))).map((item) => toMetadata(item as unknown as SecretMetadata));
+  return (await queryPrefix(keys.secretsOf(organizationId))).map(secretEntity.parse);
 }
 
 /** Removes a secret's metadata; false when it did not exist. */
@@ -80,4 +84,17 @@ export async function deleteSecretMetadata(organizationId: string, name: string)
     if (isConditionFailure(error)) return false;
     throw error;
   }
+}
+
+/** The secrets of `organizationId` (`core/secrets.ts` declares the store). */
+export function secretStore(organizationId: string): SecretStore {
+  return {
+    insert: (metadata) => insertSecretMetadata(organizationId, metadata),
+    replace: (metadata) => replaceSecretMetadata(organizationId, metadata),
+    get: (name) => getSecretMetadata(organizationId, name),
+    list: () => listSecretMetadata(organizationId),
+    delete: (name) => deleteSecretMetadata(organizationId, name),
+    writeValue: (name, value) => writeSecretValue(organizationId, name, value),
+    deleteValue: (name) => deleteSecretValue(organizationId, name),
+  };
 }

@@ -22,6 +22,7 @@ import { progressUpdate, runningAttempt, successUpdate } from './attempts';
 import { cancellationReasons, transactWrite } from './dynamo';
 import { auditItem, outcomeItems } from './invocations';
 import type { InvocationFacts, Usage } from '#core/model';
+import type { AttemptRecorder, AttemptSuccess, RecorderOptions } from '#core/run-attempt';
 import { keys } from './keys';
 import { payloadKey, putJson } from './payloads';
 
@@ -39,18 +40,6 @@ export interface SpanEndRecord {
   usage: { input_tokens: number; output_tokens: number } | null;
 }
 
-/** How a successful attempt ends its invocation, written with the attempt's last spans. */
-export interface AttemptSuccess {
-  steps: number;
-  /** This attempt's usage. */
-  usage: Usage;
-  /** The usage of every attempt, this one included (the audit event's). */
-  totalUsage: Usage;
-  answer: string;
-  /** The cursor of the invocation's user message: the session's message count while it runs. */
-  userCursor: number;
-}
-
 /** `inv-3.att-1.7` → attempt 1, seq 7. */
 function position(spanId: string): { attempt: number; seq: number } {
   const match = /^inv-\d+\.att-(\d+)\.(\d+)$/.exec(spanId);
@@ -60,19 +49,12 @@ function position(spanId: string): { attempt: number; seq: number } {
 
 type TransactItem = NonNullable<Parameters<typeof transactWrite>[0]['TransactItems']>[number];
 
-export interface SpanStoreOptions {
-  /** Hold span ends for the next write instead of writing each at once. */
-  holdEnds?: boolean;
-  /** Called after every write that reached the table: the run made progress. */
-  onWrite?(): void;
-}
-
 /**
  * A recorder of one attempt's spans; every value it receives is already redacted. Each
  * write holds only while the attempt is RUNNING: an attempt ends before its invocation
  * does (settled, interrupted, or with the outcome), so this guards the invocation too.
  */
-export function spanStore(organizationId: string, invocation: InvocationFacts, attempt: number, options: SpanStoreOptions = {}) {
+export function spanStore(organizationId: string, invocation: InvocationFacts, attempt: number, options: RecorderOptions = {}): AttemptRecorder {
   const key = invocation.invocation_key;
   const expiresAt = spansExpireAt(invocation.started_at);
   // What the audit event of a span's end names, kept from its start: a step starts and
@@ -236,6 +218,3 @@ async function throwFirstFailure(work: Promise<void>[]): Promise<void> {
   const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
   if (failed) throw failed.reason;
 }
-
-/** A recorder of one attempt's spans (see `spanStore`). */
-export type SpanStore = ReturnType<typeof spanStore>;

@@ -6,6 +6,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { config } from '#kit/config';
+import type { KeyLookup } from '#core/identity';
 import type { Token, TokenStore } from '#core/tokens';
 import { cancellationReasons, dynamo, queryPrefix, transactWrite } from './dynamo';
 import { entity } from './entity';
@@ -25,15 +26,16 @@ const tokenEntity = entity('Token', z.object(tokenAttributes) satisfies z.ZodTyp
 /** The record with the hash that names its lookup item (read only to revoke the key). */
 const tokenWithHashEntity = entity('Token', z.object({ ...tokenAttributes, key_hash: z.string() }));
 
-/** What authentication learns from a key's hash. */
-const keyLookupEntity = entity('ApiKey', z.object({
-  organization_id: z.string(),
-  token_id: z.string(),
-  name: z.string(),
-  last_used_at: z.string().optional(),
-}));
-
-export type KeyLookup = ReturnType<typeof keyLookupEntity.parse>;
+/** A key's lookup item: what authentication learns from the key's hash. */
+const keyLookupEntity = entity(
+  'ApiKey',
+  z.object({
+    organization_id: z.string(),
+    token_id: z.string(),
+    name: z.string(),
+    last_used_at: z.string().optional(),
+  }) satisfies z.ZodType<KeyLookup>,
+);
 
 /** Stores a new key's record and lookup item together. */
 export async function putToken(organizationId: string, token: Token, keyHash: string): Promise<void> {

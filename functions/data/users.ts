@@ -1,31 +1,36 @@
-/** Users and organizations: who belongs where, created when an invite is redeemed. */
+/**
+ * Users and organizations: who belongs where, created when an invite is redeemed. Here
+ * too the identity store meets its parts (API key lookups, pending invites).
+ */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
-import type { Role } from '#core/principal';
+import type { Grant, IdentityStore, User } from '#core/identity';
 import { cancellationReasons, dynamo, transactWrite } from './dynamo';
-import type { Invite } from './invites';
+import { entity } from './entity';
+import { pendingInvites, roleSchema } from './invites';
 import { keys } from './keys';
+import { lookupKey, touchKey } from './tokens';
 
-export interface User {
-  id: string;
-  email: string;
-  organization_id: string;
-  role: Role;
-  created_at: string;
-}
+/** A user's membership item. */
+const userEntity = entity(
+  'User',
+  z.object({
+    id: z.string(),
+    email: z.string(),
+    organization_id: z.string(),
+    role: roleSchema,
+    created_at: z.string(),
+  }) satisfies z.ZodType<User>,
+);
 
 /** A user by identity-provider subject, read consistently (membership decides access). */
 export async function getUser(userId: string): Promise<User | undefined> {
   const result = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.user(userId), ConsistentRead: true }),
   );
-  if (!result.Item) return undefined;
-  const { id, email, organization_id, role, created_at } = result.Item as User;
-  return { id, email, organization_id, role, created_at };
+  return userEntity.parseOptional(result.Item);
 }
-
-/** What joining rests on: a stored invite, or the founder grant of FOUNDER_EMAILS. */
-export type Grant = { invite: Invite } | { founderOf: string };
 
 /**
  * Makes the user a member in one transaction: the user item, the organization when the
@@ -89,4 +94,9 @@ export async function joinOrganization(user: User, grant: Grant): Promise<boolea
     if (cancellationReasons(error)?.some((reason) => reason.code === 'ConditionalCheckFailed')) return false;
     throw error;
   }
+}
+
+/** Credentials and memberships, for authentication (`core/identity.ts` declares the store). */
+export function identityStore(): IdentityStore {
+  return { lookupKey, touchKey, getUser, joinOrganization, pendingInvites };
 }

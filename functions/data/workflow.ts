@@ -4,6 +4,7 @@ import { config } from '#kit/config';
 import { sha256 } from '#kit/ids';
 import type { ExecutionInput } from '#functions/workflow/definition';
 import type { Invocation } from '#core/model';
+import type { RunEngine } from '#core/sessions';
 
 const sfn = new SFNClient({});
 
@@ -62,4 +63,12 @@ export async function stopExecution(organizationId: string, invocation: Executio
   } catch (error) {
     if (!(error instanceof Error && error.name === 'ExecutionDoesNotExist')) throw error;
   }
+}
+
+/** The executions of `organizationId`'s invocations (`core/sessions.ts` declares the engine). */
+export function runEngine(organizationId: string): RunEngine {
+  return {
+    start: (invocation) => startExecution(organizationId, invocation),
+    stop: (invocation, cause) => stopExecution(organizationId, invocation, cause),
+  };
 }

@@ -2,9 +2,10 @@
 import { healthOperation } from '#contracts/identity';
 import { defineHandler } from '#http/handler';
 import { checkHealth } from '#core/health';
+import { healthProbes } from '#functions/stores';
 
 export const handler = defineHandler(healthOperation, async ({ log }) => {
-  const problem = await checkHealth(log);
+  const problem = await checkHealth(healthProbes, log);
   if (problem) return { status: 503, body: { message: problem, status: 'unavailable' as const } };
   return { status: 200, body: { status: 'ok' as const } };
 });

@@ -2,16 +2,23 @@
 import { runSessionOperation } from '#contracts/sessions';
 import { newId } from '#kit/ids';
 import { runSession, sessionView } from '#core/sessions';
-import { acceptanceStore } from '#functions/stores';
+import { acceptanceStore, attemptStore, runEngine, sessionStore } from '#functions/stores';
 import { defineHandler } from '#http/handler';
 
 export const handler = defineHandler(runSessionOperation, async ({ principal, params, query, headers, body, rawBody, setHeader }) => {
   const invocationKey = headers['idempotency-key'] ?? newId('inv');
   setHeader('idempotency-key', invocationKey);
+  const { organizationId } = principal;
+  const stores = {
+    acceptance: acceptanceStore(organizationId),
+    attempts: attemptStore(organizationId),
+    sessions: sessionStore(organizationId),
+    engine: runEngine(organizationId),
+  };
   const answer = await runSession(
-    acceptanceStore(principal.organizationId),
+    stores,
     {
-      organizationId: principal.organizationId,
+      organizationId,
       sessionId: params.id,
       invocationKey,
       rawBody,

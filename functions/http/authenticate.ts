@@ -8,6 +8,7 @@ import { config } from '#kit/config';
 import { UnauthenticatedError, UnavailableError } from '#core/errors';
 import { API_KEY_PREFIX, apiKeyPrincipal, userPrincipal } from '#core/identity';
 import type { Principal } from '#core/principal';
+import { identityStore } from '#functions/stores';
 import type { RouteAuth } from '#functions/routes';
 
 let keySet: { issuer: string; jwks: ReturnType<typeof createRemoteJWKSet> } | undefined;
@@ -54,7 +55,7 @@ export async function authenticate(header: string | undefined, mode: Exclude<Rou
   const credential = match[1];
   if (credential.startsWith(API_KEY_PREFIX)) {
     if (mode === 'user') throw new UnauthenticatedError('this endpoint needs a signed-in user; API keys are not accepted');
-    return apiKeyPrincipal(credential);
+    return apiKeyPrincipal(identityStore(), credential);
   }
-  return userPrincipal(await verifyIdToken(credential));
+  return userPrincipal(identityStore(), await verifyIdToken(credential));
 }

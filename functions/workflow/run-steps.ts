@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import { checkHealth } from '#core/health';
 import { createLogger } from '#kit/log';
 import { runAttemptSlice } from '#core/run-attempt';
+import { healthProbes, sliceStore } from '#functions/stores';
 import type { StepVerdict, TaskEvent } from './definition';
 
 // Init primes the table and bucket clients with the health check's two reads (failures
@@ -10,7 +11,7 @@ import type { StepVerdict, TaskEvent } from './definition';
 // credentials, the SDK's lazily built middleware) is paid here and not by the first slice.
 // Environments initialized ahead of need (provisioned concurrency, the local cloud's warm
 // pool) thus run their first slice as fast as later ones.
-await checkHealth();
+await checkHealth(healthProbes);
 
 // Time kept back from the function's own timeout to write the last checkpoint and answer.
 const SAFETY_MARGIN_MS = 5_000;
@@ -22,5 +23,5 @@ export async function handler(event: TaskEvent, context: Context): Promise<StepV
   const attempt = step?.state === 'continue' && step.attempt ? { resume: step.attempt } : { after: step?.attempt ?? 0 };
   const budgetMs = Math.max(0, context.getRemainingTimeInMillis() - SAFETY_MARGIN_MS);
   const log = createLogger({ invocation_key: event.invocation_key, organization_id: event.organization_id, request_id: context.awsRequestId });
-  return runAttemptSlice({ ...input, ...attempt }, budgetMs, log);
+  return runAttemptSlice(sliceStore(event.organization_id), { ...input, ...attempt }, budgetMs, log);
 }

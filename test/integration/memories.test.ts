@@ -5,6 +5,7 @@ import { finishInvocation, startNextAttempt } from '#core/attempts';
 import { distillMemories } from '#core/distill-memories';
 import { InvocationEndedError } from '#core/errors';
 import { runAttemptSlice } from '#core/run-attempt';
+import { sliceStore } from '#data/slice';
 import { acceptanceStore } from '#data/acceptance';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import { createRedactor } from '#functions/agent/secrets';
@@ -12,7 +13,7 @@ import type { ModelProvider } from '#functions/agent/types';
 import { startAttempt } from '#functions/agent/loop';
 import { queryPrefix } from '#data/dynamo';
 import { keys } from '#data/keys';
-import { listMemories, writeMemories } from '#data/memories';
+import { listMemories, memoryGroupStore, writeMemories } from '#data/memories';
 import { executionInput } from '#data/workflow';
 import { spanStore } from '#data/spans';
 import { answer, startFakeOpenAI, status, toolCall, type FakeOpenAIServer, type RecordedRequest } from '../fakes/openai-server';
@@ -266,7 +267,7 @@ describe('memory generation session', () => {
     const { invocation } = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: 'once', invocationKey: 'o1', rawBody: '{}', agentName: 'a', agent, userPrompt: 'Remember me' });
     await recordRunRevision(acceptanceStore(organizationId), { agentName: 'a', agent }, invocation);
     model.enqueue(answer('Sure.'), answer('["Someone wants to be remembered."]'));
-    expect(await runAttemptSlice({ ...executionInput(organizationId, invocation), after: 0 }, 60_000)).toEqual({ attempt: 1, state: 'done' });
+    expect(await runAttemptSlice(sliceStore(organizationId), { ...executionInput(organizationId, invocation), after: 0 }, 60_000)).toEqual({ attempt: 1, state: 'done' });
 
     let calls = 0;
     const provider: ModelProvider = {
@@ -278,7 +279,7 @@ describe('memory generation session', () => {
     };
     const state = startAttempt({ sessionPosition: 1, attempt: 1, history: [], userPrompt: 'Remember me' });
     const again = await distillMemories(state, {
-      organizationId, invocation, group: 'once', provider, model: 'gpt-fake',
+      memories: memoryGroupStore(organizationId, 'once', invocation), provider, model: 'gpt-fake',
       spans: spanStore(organizationId, invocation, 1), redactor: createRedactor(new Map()), signal: new AbortController().signal,
     });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '#contracts/agent';
 import { runAttemptSlice, type SliceInput } from '#core/run-attempt';
+import { sliceStore } from '#data/slice';
 import { acceptanceStore } from '#data/acceptance';
 import { acceptRun, recordRunRevision } from '#core/runs';
 import type { Invocation } from '#core/model';
@@ -35,7 +36,7 @@ describe('an attempt slice', () => {
     // A first exchange in the session, so the second invocation has history.
     await recordRunRevision(acceptanceStore(organizationId), { agentName: 'a', agent }, first.invocation);
     model.enqueue(answer('Earlier answer'));
-    expect(await runAttemptSlice(sliceOf(organizationId, first.invocation), 60_000)).toEqual({ attempt: 1, state: 'done' });
+    expect(await runAttemptSlice(sliceStore(organizationId), sliceOf(organizationId, first.invocation), 60_000)).toEqual({ attempt: 1, state: 'done' });
     const { invocation } = await acceptRun(acceptanceStore(organizationId), { organizationId, sessionId: 's', invocationKey: 'k2', rawBody: '{}', agentName: 'a', agent, userPrompt: prompt });
     return { organizationId, invocation, first };
   }
@@ -48,7 +49,7 @@ describe('an attempt slice', () => {
     const { organizationId, invocation } = await acceptedRun(agent);
     model.enqueue(answer(`4 (and the key is ${CANARY})`));
 
-    const outcome = await runAttemptSlice(sliceOf(organizationId, invocation), 60_000);
+    const outcome = await runAttemptSlice(sliceStore(organizationId), sliceOf(organizationId, invocation), 60_000);
 
     expect(outcome).toEqual({ attempt: 1, state: 'done' });
     const sent = model.requests.at(-1)!;
@@ -82,7 +83,7 @@ describe('an attempt slice', () => {
     const { organizationId, invocation } = await acceptedRun(agent);
     model.enqueue({ kind: 'tool_calls', calls: [{ name: 'nothing', arguments: '{}' }], usage: { prompt_tokens: 1, completion_tokens: 1 } });
 
-    const error = await runAttemptSlice(sliceOf(organizationId, invocation), 60_000).catch((e: Error) => e);
+    const error = await runAttemptSlice(sliceStore(organizationId), sliceOf(organizationId, invocation), 60_000).catch((e: Error) => e);
 
     expect((error as Error).name).toBe('MaxStepsError');
     expect((await listAttempts(organizationId, 'k2'))[0]).toMatchObject({ status: 'RUNNING', steps: 1 });

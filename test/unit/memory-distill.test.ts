@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_DISTILLED, parseMemoryList } from '#core/distill-memories';
 import { MAX_MEMORY_CHARS, PROMPT_MEMORY_BYTES, withinBudget } from '#functions/agent/tools/memory';
-import type { Memory } from '#data/memories';
+import type { Memory } from '#core/model';
 
 describe('parseMemoryList', () => {
   it.each([
