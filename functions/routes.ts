@@ -65,6 +65,10 @@ export const routes = [
   { method: 'GET', path: '/traces', handler: 'list-traces', auth: 'principal', access: [...authenticated, 'cursors'] },
   // Reads span payloads from the bucket; never writes them.
   { method: 'GET', path: '/traces/{invocation_key}', handler: 'get-trace', auth: 'principal', access: [...authenticated, 'payloads:read', 'cursors'] },
+  // Long-polls up to 20 s (wait_seconds), well below API Gateway's ~29 s.
+  { method: 'GET', path: '/traces/{invocation_key}/events', handler: 'get-trace-events', auth: 'principal', access: [...authenticated, 'cursors'], timeoutSeconds: 30 },
+  // Records the outcome, then stops the execution.
+  { method: 'POST', path: '/traces/{invocation_key}/cancel', handler: 'cancel-trace', auth: 'principal', access: [...authenticated, 'workflow:stop'] },
   { method: 'GET', path: '/memories', handler: 'list-memories', auth: 'principal', access: [...authenticated, 'cursors'] },
   { method: 'DELETE', path: '/memories/{id}', handler: 'delete-memory', auth: 'principal', access: authenticated },
   // A large group is deleted in batches of 25.

@@ -28,6 +28,8 @@ export { runEngine } from '#data/workflow';
 export { memoryStore } from '#data/memories';
 /** What a slice of an attempt reads and writes (`core/run-attempt.ts`). */
 export { sliceStore } from '#data/slice';
+/** The records an invocation's events derive from (`core/events.ts`). */
+export { eventStore } from '#data/events';
 /** The table and bucket probes of GET /health (`core/health.ts`). */
 export { healthProbes } from '#data/health';
 

@@ -59,6 +59,8 @@ export interface StepDeps {
   responseFormat?: ResponseFormat;
   /** Checks a final answer; a returned message is sent to the model as a user message and the loop goes on. */
   validateAnswer?(text: string): string | undefined;
+  /** Called before every model call with the state so far; throws to stop the attempt (a limit reached). */
+  beforeModelCall?(state: AttemptState): void;
   log?: Logger;
 }
 
@@ -91,6 +93,7 @@ export async function runSteps(initial: AttemptState, deps: StepDeps): Promise<S
     if (state.steps >= deps.maxSteps) throw new MaxStepsError(deps.maxSteps);
     if (stepped && Date.now() >= deps.deadline) return { state, outcome: 'continue' };
     deps.signal.throwIfAborted();
+    deps.beforeModelCall?.(state);
     state = await step(state, deps);
     await deps.onStep(state);
   }

@@ -111,6 +111,15 @@ export const AgentConfig = z.strictObject({
     .refine((servers) => new Set(servers.map((s) => s.name)).size === servers.length, 'MCP server names must be unique')
     .optional(),
   output_format: OutputFormat.optional(),
+  limits: z
+    .strictObject({
+      max_tokens: z.int().min(1).max(100_000_000).optional()
+        .describe('Input plus output tokens over all attempts of one invocation; checked before every model call.'),
+      max_duration_seconds: z.int().min(1).max(86_400).optional()
+        .describe('From acceptance; checked before every model call and attempt, and calls in flight are abandoned when it passes.'),
+    })
+    .optional()
+    .describe('Bounds of one invocation; reaching one ends it FAILED `interrupted` with a message naming the limit.'),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 

@@ -24,7 +24,7 @@ import {
   runSessionOperation,
 } from './sessions';
 import { createTokenOperation, deleteTokenOperation, getTokenOperation, listTokensOperation } from './tokens';
-import { getTraceOperation, listTracesOperation } from './traces';
+import { cancelTraceOperation, getTraceOperation, listTracesOperation, traceEventsOperation } from './traces';
 
 const all = [
   healthOperation,
@@ -47,6 +47,8 @@ const all = [
   getSessionOperation,
   listTracesOperation,
   getTraceOperation,
+  traceEventsOperation,
+  cancelTraceOperation,
   listMemoriesOperation,
   deleteMemoryOperation,
   deleteMemoriesOperation,

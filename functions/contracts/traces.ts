@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { routeOf } from '#functions/routes';
 import { FailureKind, IdempotencyKey, Timestamp } from './common';
 import { defineOperation } from './operation';
-import { SessionId } from './sessions';
+import { Message, SessionId } from './sessions';
 
 const digits = (name: string) => z.string().regex(/^\d{1,10}$/, `${name} must be a whole number`).transform(Number);
 
@@ -96,6 +96,41 @@ export const GetTraceResponse = TraceSummary.extend({
 
 export const ListTracesResponse = z.object({ traces: z.array(TraceSummary), next_cursor: z.string().optional() });
 
+export const TraceEventsQuery = z.object({
+  after: SignedCursor.optional(),
+  limit: digits('limit').pipe(z.int().min(1).max(500)).default(100),
+  wait_seconds: digits('wait_seconds').pipe(z.int().min(0).max(20)).default(0),
+});
+
+const eventFields = {
+  seq: z.int().min(0).describe('Strictly increasing within the invocation; not contiguous.'),
+  time: Timestamp,
+};
+
+export const TraceEvent = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('attempt_started'), ...eventFields, attempt: Attempt }),
+  z.object({ type: z.literal('span_started'), ...eventFields, span: Span }),
+  z.object({ type: z.literal('span_ended'), ...eventFields, span: Span }),
+  z.object({ type: z.literal('attempt_ended'), ...eventFields, attempt: Attempt }),
+  z.object({
+    type: z.literal('invocation_ended'),
+    ...eventFields,
+    status: Status,
+    failure: Failure.optional(),
+    message: Message.optional().describe('The assistant message, when it succeeded.'),
+  }),
+]);
+
+export const TraceEventsResponse = z.object({
+  status: Status,
+  events: z.array(TraceEvent),
+  next_cursor: z.string().optional(),
+});
+
+export const CancelTraceResponse = TraceSummary.extend({ failure: Failure.optional() });
+
+export const CancelConflictResponse = z.object({ message: z.string(), status: Status });
+
 export const listTracesOperation = defineOperation({
   route: routeOf('GET /traces'),
   tag: 'Traces',
@@ -115,5 +150,30 @@ export const getTraceOperation = defineOperation({
     'With `payloads` (default true) spans carry `input` and `output` and their descriptors, and `limit` is 1 to 25 (default 25); with `payloads=false`, 1 to 500 (default 500). A cursor carries the `payloads` mode: paging with a different one gives 400. `attempts=all` adds the spans of earlier attempts, marked `superseded`. Spans become readable seconds after they happen. A 503 means the spans could not be read: retry (after `Retry-After` seconds when present).',
   input: { params: GetTraceParams, query: GetTraceQuery },
   responses: { 200: { description: 'The invocation, its attempts and a page of its spans.', body: GetTraceResponse } },
+  errors: [404],
+});
+
+export const traceEventsOperation = defineOperation({
+  route: routeOf('GET /traces/{invocation_key}/events'),
+  tag: 'Traces',
+  summary: 'Follow what happens in an invocation, in order, as it happens',
+  description:
+    'Events of every attempt (superseded ones included), oldest first, each with a strictly increasing `seq`. Without `after` the page starts at the first event. `next_cursor` is present while more events may follow and absent on the page that delivers `invocation_ended`, always the last event. With `wait_seconds` > 0 and nothing after the cursor yet, the request is held until an event is recorded or the wait elapses (then `events` is empty). A client looping on `next_cursor` sees every event exactly once. Once the spans have expired only `invocation_ended` is listed.',
+  input: { params: GetTraceParams, query: TraceEventsQuery },
+  responses: { 200: { description: 'A page of events.', body: TraceEventsResponse } },
+  errors: [404],
+});
+
+export const cancelTraceOperation = defineOperation({
+  route: routeOf('POST /traces/{invocation_key}/cancel'),
+  tag: 'Traces',
+  summary: 'Cancel a running invocation',
+  description:
+    'Records the outcome (FAILED, `interrupted`, a message starting with `cancelled`) and releases the session at once, then stops the execution: no model or tool call starts afterwards. Cancelling an invocation a cancel ended answers 200 again; one that ended otherwise answers 409 with its `status`.',
+  input: { params: GetTraceParams },
+  responses: {
+    200: { description: 'The cancelled invocation.', body: CancelTraceResponse },
+    409: { description: 'The invocation ended otherwise: its status.', body: CancelConflictResponse },
+  },
   errors: [404],
 });

@@ -6,7 +6,7 @@ import type { Attempt, Failure, FailureKind, Invocation, Outcome, Session, Usage
 import { config } from '#kit/config';
 import { METRIC } from '#kit/metric-names';
 import { count } from '#kit/metrics';
-import { InvocationEndedError } from './errors';
+import { InvocationEndedError, NotFoundError } from './errors';
 
 /** What the attempt lifecycle reads and writes, bound to one organization. */
 export interface AttemptStore {
@@ -41,7 +41,7 @@ export class AttemptsExhaustedError extends Error {
 }
 
 // Errors whose next attempt cannot do better: the configuration or the session decides.
-const FINAL_ERRORS = new Set(['MaxStepsError', 'ProviderRejectedError', 'InvocationEndedError', 'AttemptsExhaustedError']);
+const FINAL_ERRORS = new Set(['MaxStepsError', 'ProviderRejectedError', 'InvocationEndedError', 'AttemptsExhaustedError', 'LimitReachedError']);
 
 /** The failure class of a task error and whether another attempt may help. */
 export function classify(error: TaskError): { failure: Failure; retry: boolean } {
@@ -143,7 +143,11 @@ export async function finishInvocation(store: AttemptStore, invocationKey: strin
   const now = new Date().toISOString();
   const last = attempts.at(-1);
   let failure: Failure | undefined;
-  if (last?.status === 'RUNNING') {
+  if (error?.Error === 'LimitReachedError') {
+    // Reached before an attempt could start (or ended one): the limit, not an earlier attempt's failure, is why.
+    failure = classify(error).failure;
+    if (last?.status === 'RUNNING') await store.endAttempt(invocationKey, last.number, { status: 'FAILED', failure, ended_at: now });
+  } else if (last?.status === 'RUNNING') {
     // Reached through a bookkeeping task's failure while an attempt was open.
     failure = classify(error ?? {}).failure;
     await store.endAttempt(invocationKey, last.number, { status: 'FAILED', failure, ended_at: now });
@@ -170,7 +174,7 @@ export async function finishInvocation(store: AttemptStore, invocationKey: strin
  * out): its running attempts end with the same failure, then the outcome is recorded and
  * the session released. Safe to repeat; does nothing once the outcome is recorded.
  */
-export async function interruptInvocation(store: AttemptStore, invocationKey: string, message: string): Promise<boolean> {
+export async function interruptInvocation(store: AttemptStore, invocationKey: string, message: string, how: { cancelled?: true } = {}): Promise<boolean> {
   const invocation = await store.invocation(invocationKey);
   if (invocation?.status !== 'RUNNING') return false;
   const failure: Failure = { kind: 'interrupted', message };
@@ -181,9 +185,36 @@ export async function interruptInvocation(store: AttemptStore, invocationKey: st
   }
   const session = await store.session(invocation.session_id);
   if (!session) return false;
-  const recorded = await store.recordOutcome({ invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure });
+  const recorded = await store.recordOutcome({ invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure, ...how });
   if (recorded) countOutcome(failure);
   return recorded;
+}
+
+/** The failure message of a cancelled invocation (the contract has it start with `cancelled`). */
+export const CANCELLED = 'cancelled by a client request';
+
+/**
+ * Cancels a running invocation: its outcome is recorded FAILED `interrupted` (`cancelled`),
+ * releasing the session at once, then its execution is stopped. A slice still in flight
+ * learns of it at its next write, which is refused, so no model or tool call starts
+ * afterwards. `cancelled` is false when the invocation had ended otherwise (its own
+ * outcome recorded first); repeating a cancel answers as the first did.
+ */
+export async function cancelInvocation(
+  store: AttemptStore,
+  engine: { stop(invocation: Invocation, cause: string): Promise<void> },
+  invocationKey: string,
+): Promise<{ cancelled: boolean; invocation: Invocation }> {
+  const invocation = await store.invocation(invocationKey);
+  if (!invocation) throw new NotFoundError(`invocation ${invocationKey} not found`);
+  if (invocation.status === 'RUNNING') {
+    await interruptInvocation(store, invocationKey, CANCELLED, { cancelled: true });
+    await engine.stop(invocation, CANCELLED);
+  }
+  const ended = await store.invocation(invocationKey);
+  // Gone: its session was deleted meanwhile.
+  if (!ended) throw new NotFoundError(`invocation ${invocationKey} not found`);
+  return { cancelled: ended.cancelled === true, invocation: ended };
 }
 
 /** Counts an outcome this process recorded: succeeded, or failed by kind. */

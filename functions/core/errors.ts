@@ -64,3 +64,8 @@ export class InvocationEndedError extends Error {
 export class NoProgressError extends Error {
   override name = 'NoProgressError';
 }
+
+/** The invocation reached one of its configuration's `limits`: no further model call or attempt starts. */
+export class LimitReachedError extends Error {
+  override name = 'LimitReachedError';
+}

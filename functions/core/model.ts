@@ -39,6 +39,8 @@ export interface Invocation {
   user_cursor: number;
   /** The cursor of the assistant message a successful invocation produced. */
   answer_cursor?: number;
+  /** A cancel request recorded its outcome. */
+  cancelled?: true;
 }
 
 /** The facts of a running invocation its recorders need; never changed after acceptance. */
@@ -76,6 +78,8 @@ export interface Outcome {
   /** The session's message count as seen while the invocation held it (the answer takes the next cursor). */
   messageCount: number;
   usage: Usage;
+  /** The outcome is a cancel request's. */
+  cancelled?: true;
 }
 
 /** A message of a session's conversation, by its cursor there. */
@@ -110,4 +114,19 @@ export interface Memory {
   created_at: string;
   source_session: string;
   source_invocation: string;
+}
+
+/** A span as its record holds it: metadata only (payloads live in the bucket). */
+export interface RecordedSpan {
+  id: string;
+  type: 'model_call' | 'tool_call';
+  name: string;
+  parent_id: string | null;
+  attempt: number;
+  /** Its position within the attempt, from 1. */
+  seq: number;
+  status: InvocationStatus;
+  started_at: string;
+  ended_at?: string;
+  usage: Usage | null;
 }

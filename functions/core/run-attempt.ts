@@ -22,7 +22,8 @@ import type { Logger } from '#kit/log';
 import type { InvocationFacts, Message, Usage } from './model';
 import { countOutcome, startNextAttempt, totalUsage, type AttemptStore } from './attempts';
 import { distillMemories, type DistillationStore } from './distill-memories';
-import { InvocationEndedError } from './errors';
+import { InvocationEndedError, LimitReachedError } from './errors';
+import { durationReached, invocationLimits, type InvocationLimits } from './limits';
 import { measuredSpans, stepClock } from './run-metrics';
 import { openToolbox } from './toolbox';
 import { silenceWatchdog, type Watchdog } from './watchdog';
@@ -84,6 +85,17 @@ export interface SliceStore {
   workspaceSnapshotUrls(invocationKey: string, seconds: number): Promise<{ get: string; put: string }>;
 }
 
+/** Whether another model call may start (the distillation's, after the final answer). */
+function withinLimits(limits: InvocationLimits, usage: Usage): boolean {
+  try {
+    limits.check(usage);
+    return true;
+  } catch (error) {
+    if (error instanceof LimitReachedError) return false;
+    throw error;
+  }
+}
+
 /** A provider's refusal no other attempt can change (bad credential, unknown model). */
 export class ProviderRejectedError extends Error {
   override name = 'ProviderRejectedError';
@@ -133,16 +145,23 @@ async function slice(store: SliceStore, input: SliceInput, budgetMs: number, wat
   const deadline = Date.now() + budgetMs / 2;
   const invocation: InvocationFacts = input;
   const resumed = 'resume' in input ? input.resume : undefined;
-  // A new attempt is opened beside reading the session's messages; a resumed one starts from its checkpoint.
-  const [attempt, agent, saved, talk] = await Promise.all([
-    resumed ?? startNextAttempt(store.attempts, invocationKey, { invocation, after: 'after' in input ? input.after : 0 }),
+  const after = 'after' in input ? input.after : 0;
+  // The configuration is read beside the session's messages (or the resumed attempt's
+  // checkpoint and the earlier attempts); its limits are checked before an attempt opens.
+  const [agent, saved, talk, attempts] = await Promise.all([
     store.agentConfig(input.agent_name, input.agent_revision),
     resumed === undefined ? undefined : store.checkpoint(invocationKey, resumed),
     resumed === undefined ? conversation(store, input) : undefined,
+    (resumed ?? after + 1) > 1 ? store.attempts.attempts(invocationKey) : [],
   ]);
+  if (!agent) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
+  const earlier = attempts.filter((a) => a.number < (resumed ?? after + 1));
+  const limits = invocationLimits(agent, invocation.started_at, totalUsage(earlier));
+  if (resumed === undefined) limits.check({ input_tokens: 0, output_tokens: 0 });
+  if (limits.deadline !== undefined) watchdog.until(limits.deadline, durationReached(agent.limits!.max_duration_seconds!));
+  const attempt = resumed ?? (await startNextAttempt(store.attempts, invocationKey, { invocation, after }));
   // The attempt's own record is written (or read back): as much progress as a span.
   watchdog.progress();
-  if (!agent) throw new Error(`revision ${input.agent_revision} of ${input.agent_name} is missing`);
   if (resumed !== undefined && saved === undefined) throw new Error(`attempt ${attempt} of ${invocationKey} has no checkpoint to resume from`);
 
   const secrets = await resolveSecrets(store, referencedSecrets(agent));
@@ -183,6 +202,7 @@ async function slice(store: SliceStore, input: SliceInput, budgetMs: number, wat
         },
         signal,
         log,
+        beforeModelCall: (state) => limits.check(state.usage),
         ...(agent.output_format?.type === 'json_schema'
           ? { responseFormat: { type: 'json_schema', schema: agent.output_format.schema }, validateAnswer: answerValidator(agent.output_format) }
           : {}),
@@ -199,11 +219,10 @@ async function slice(store: SliceStore, input: SliceInput, budgetMs: number, wat
       return { attempt, state: 'continue' };
     }
     let final = result.state;
-    if (memories && agent.memory?.generation?.includes('session')) {
+    if (memories && agent.memory?.generation?.includes('session') && withinLimits(limits, final.usage)) {
       // The distillation's span and usage count for the attempt.
       final = await distillMemories(final, { memories, provider, model: agent.model.name, spans, redactor, signal, log });
     }
-    const earlier = attempt > 1 ? (await store.attempts.attempts(invocationKey)).filter((a) => a.number < attempt) : [];
     await spans.succeed({
       steps: final.steps,
       usage: final.usage,

@@ -17,6 +17,8 @@ export interface Watchdog {
   progress(): void;
   /** Rejects with `NoProgressError` a grace period after the signal aborted; never resolves. */
   expired: Promise<never>;
+  /** Aborts as silence does, with `error` as reason, at epoch ms `at` (a limit's deadline). */
+  until(at: number, error: Error): void;
   /** Stops the clock for good (the slice is over). */
   stop(): void;
 }
@@ -31,11 +33,13 @@ export function silenceWatchdog(silenceMs: number): Watchdog {
   // Raced against the slice, which handles it; never an unhandled rejection on its own.
   expired.catch(() => undefined);
   let graceTimer: NodeJS.Timeout | undefined;
-  const fire = () => {
-    const error = new NoProgressError(`the attempt made no progress for ${silenceMs / 1000} s and was stopped`);
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  const abort = (error: Error) => {
+    if (controller.signal.aborted) return;
     controller.abort(error);
     graceTimer = setTimeout(() => reject(error), GRACE_MS);
   };
+  const fire = () => abort(new NoProgressError(`the attempt made no progress for ${silenceMs / 1000} s and was stopped`));
   let timer: NodeJS.Timeout | undefined = setTimeout(fire, silenceMs);
   return {
     signal: controller.signal,
@@ -45,9 +49,14 @@ export function silenceWatchdog(silenceMs: number): Watchdog {
       clearTimeout(timer);
       timer = setTimeout(fire, silenceMs);
     },
+    until(at, error) {
+      clearTimeout(deadlineTimer);
+      deadlineTimer = setTimeout(() => abort(error), Math.max(0, at - Date.now()));
+    },
     stop() {
       clearTimeout(timer);
       clearTimeout(graceTimer);
+      clearTimeout(deadlineTimer);
       timer = undefined;
     },
   };

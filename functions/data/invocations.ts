@@ -48,6 +48,7 @@ export const invocationEntity = entity('Invocation', z.object({
   failure: failureSchema.optional(),
   user_cursor: z.number(),
   answer_cursor: z.number().optional(),
+  cancelled: z.literal(true).optional(),
 }) satisfies z.ZodType<Invocation>);
 
 /** What names an invocation of a session, by its position there. */
@@ -270,12 +271,13 @@ export function outcomeItems(input: OutcomeInput): TransactItem[] {
         // tr_status moves the invocation to its outcome's partition of the status index.
         UpdateExpression: succeeded
           ? 'SET #status = :status, tr_status = :listed, ended_at = :now, answer_cursor = :cursor'
-          : 'SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure',
+          : `SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure${input.cancelled ? ', cancelled = :cancelled' : ''}`,
         ExpressionAttributeValues: {
           ':status': status,
           ':listed': keys.traceListing(organizationId, { ...invocation, status }).tr_status,
           ':now': endedAt,
           ...(succeeded ? { ':cursor': cursor } : { ':failure': failure }),
+          ...(input.cancelled ? { ':cancelled': true } : {}),
         },
       }),
     },
@@ -304,7 +306,7 @@ export function outcomeItems(input: OutcomeInput): TransactItem[] {
         TableName: config.tableName,
         Item: auditItem(organizationId, invocation, {
           type: succeeded ? 'run_succeeded' : 'run_failed',
-          payload: succeeded ? { usage: input.usage } : { failure, usage: input.usage },
+          payload: succeeded ? { usage: input.usage } : { failure, usage: input.usage, ...(input.cancelled ? { cancelled: true } : {}) },
         }, endedAt),
       },
     },

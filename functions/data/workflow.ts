@@ -56,7 +56,7 @@ export async function stopExecution(organizationId: string, invocation: Executio
     await sfn.send(
       new StopExecutionCommand({
         executionArn: executionArn(executionName(organizationId, invocation)),
-        error: 'SessionDeleted',
+        error: 'Interrupted',
         cause,
       }),
     );

@@ -66,6 +66,7 @@ export function memoryAttemptStore(): MemoryAttemptStore {
         status: outcome.failure ? 'FAILED' : 'SUCCEEDED',
         ended_at: outcome.endedAt,
         ...(outcome.failure ? { failure: outcome.failure } : { answer_cursor: answerCursor }),
+        ...(outcome.cancelled ? { cancelled: true as const } : {}),
       });
       const { current_invocation_key: _released, ...rest } = session;
       store.sessions.set(invocation.session_id, { ...rest, state: 'IDLE', message_count: outcome.failure ? outcome.messageCount : answerCursor });

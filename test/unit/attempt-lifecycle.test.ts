@@ -4,8 +4,8 @@
  * once), and how an invocation is interrupted from outside. No network.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AttemptsExhaustedError, classify, finishInvocation, interruptInvocation, settleFailedAttempt, startNextAttempt } from '#core/attempts';
-import { InvocationEndedError } from '#core/errors';
+import { AttemptsExhaustedError, cancelInvocation, classify, finishInvocation, interruptInvocation, settleFailedAttempt, startNextAttempt } from '#core/attempts';
+import { InvocationEndedError, NotFoundError } from '#core/errors';
 import { memoryAttemptStore } from '../fakes/memory-attempt-store';
 
 afterEach(() => {
@@ -132,5 +132,43 @@ describe('the attempt lifecycle', () => {
     expect(store.attemptsOf.get('key-1')![0]).toMatchObject({ status: 'FAILED', failure: { kind: 'interrupted', message: 'the execution was stopped' } });
     expect(store.invocations.get('key-1')).toMatchObject({ status: 'FAILED', failure: { kind: 'interrupted', message: 'the execution was stopped' } });
     expect(store.sessions.get('session-1')!.state).toBe('IDLE');
+  });
+});
+
+describe('cancelInvocation', () => {
+  const engine = () => ({ stopped: [] as string[], async stop(invocation: { invocation_key: string }) { this.stopped.push(invocation.invocation_key); } });
+
+  it('records the outcome as cancelled, ends the running attempt, releases the session, then stops the execution', async () => {
+    const store = memoryAttemptStore();
+    const executions = engine();
+    await startNextAttempt(store, 'key-1');
+
+    const first = await cancelInvocation(store, executions, 'key-1');
+
+    expect(first.cancelled).toBe(true);
+    expect(first.invocation).toMatchObject({ status: 'FAILED', cancelled: true, failure: { kind: 'interrupted' } });
+    expect(first.invocation.failure!.message).toMatch(/^cancelled/);
+    expect(store.attemptsOf.get('key-1')![0]).toMatchObject({ status: 'FAILED', failure: first.invocation.failure });
+    expect(store.sessions.get('session-1')!.state).toBe('IDLE');
+    expect(executions.stopped).toEqual(['key-1']);
+    // Again: the same answer, nothing more done.
+    expect(await cancelInvocation(store, executions, 'key-1')).toEqual(first);
+    expect(executions.stopped).toEqual(['key-1']);
+  });
+
+  it('leaves an invocation that ended otherwise as it is', async () => {
+    const store = memoryAttemptStore();
+    await startNextAttempt(store, 'key-1');
+    await finishInvocation(store, 'key-1', { Error: 'Runtime.ExitError' });
+
+    const answer = await cancelInvocation(store, engine(), 'key-1');
+
+    expect(answer.cancelled).toBe(false);
+    expect(answer.invocation).toMatchObject({ status: 'FAILED', failure: { kind: 'crash' } });
+    expect(answer.invocation.cancelled).toBeUndefined();
+  });
+
+  it('knows no other key', async () => {
+    await expect(cancelInvocation(memoryAttemptStore(), engine(), 'nope')).rejects.toBeInstanceOf(NotFoundError);
   });
 });

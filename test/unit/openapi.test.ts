@@ -60,6 +60,9 @@ const SPEC: Record<string, { success: number[]; errors: number[] }> = {
   'GET /sessions/{id}': { success: [200], errors: [400, 401, 404] },
   'GET /traces': { success: [200], errors: [400, 401, 404] },
   'GET /traces/{invocation_key}': { success: [200], errors: [400, 401, 404, 503] },
+  // Beyond the spec (CONTRACT.md, "Following, stopping and bounding a run").
+  'GET /traces/{invocation_key}/events': { success: [200], errors: [400, 401, 404] },
+  'POST /traces/{invocation_key}/cancel': { success: [200], errors: [401, 404, 409] },
   'GET /memories': { success: [200], errors: [400, 401] },
   'DELETE /memories/{id}': { success: [204], errors: [400, 401, 404] },
   'DELETE /memories': { success: [204], errors: [400, 401] },
@@ -176,10 +179,11 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('answers every error with the ErrorBody schema, except the run outcomes and the health check that have their own', () => {
+  it('answers every error with the ErrorBody schema, except the run outcomes, the cancel conflict and the health check that have their own', () => {
     for (const [method, path, operation] of operationsOf(document)) {
       for (const [status, response] of Object.entries(operation.responses as Record<string, Json>)) {
         if (!/^[45]|default/.test(status) || (path === '/sessions/{id}' && ['502', '504'].includes(status)) || path === '/health') continue;
+        if (path === '/traces/{invocation_key}/cancel' && status === '409') continue;
         const body = (response.$ref ? resolve(document, response.$ref) : response) as Json;
 
         expect(body.content['application/json'].schema, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/ErrorBody' });
