@@ -24,7 +24,12 @@ export const HealthResponse = z.object({ status: z.literal('ok') });
 /** 503 of GET /health: what could not be reached. */
 export const HealthUnavailableResponse = z.object({ message: z.string(), status: z.literal('unavailable') });
 
-export const Model = z.object({ name: z.string(), provider: z.string() });
+export const Model = z.object({
+  name: z.string(),
+  provider: z.string(),
+  input_usd_per_mtok: z.number().optional().describe('USD per million input tokens, when the catalogue prices the model.'),
+  output_usd_per_mtok: z.number().optional().describe('USD per million output tokens, when the catalogue prices the model.'),
+});
 export const ModelsResponse = z.object({ models: z.array(Model) });
 
 export const CreateInviteBody = z.strictObject({

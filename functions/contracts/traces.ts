@@ -50,6 +50,8 @@ export const TraceSummary = z.object({
   spans_expired: z.boolean(),
   started_at: Timestamp,
   ended_at: Timestamp.optional(),
+  usage: Usage.describe('Summed over all attempts; zero while nothing was used.'),
+  cost_usd: z.number().optional().describe('What the usage cost in USD (so far, while it runs), when the model catalogue prices the model.'),
 });
 
 /** What a payload field holds: the JSON value, or a preview of one above 64 KiB. */

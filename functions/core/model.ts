@@ -41,6 +41,10 @@ export interface Invocation {
   answer_cursor?: number;
   /** A cancel request recorded its outcome. */
   cancelled?: true;
+  /** The model its configuration runs (what its usage is priced by); absent on invocations recorded before. */
+  model?: { provider: string; name: string };
+  /** The usage of all its attempts, recorded with the outcome. */
+  usage?: Usage;
 }
 
 /** The facts of a running invocation its recorders need; never changed after acceptance. */

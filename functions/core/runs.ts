@@ -98,6 +98,7 @@ export async function acceptRun(store: AcceptanceStore, request: RunRequest): Pr
       body_sha256: bodySha256,
       started_at: new Date().toISOString(),
       user_cursor: (session?.message_count ?? 0) + 1,
+      model: { provider: request.agent.model.provider.name, name: request.agent.model.name },
     };
     const refusal = await store.accept({ invocation, userPrompt: request.userPrompt, quota: config.invocationQuota, seen: session });
     if (!refusal) {

@@ -14,7 +14,9 @@ import { cursorKey } from '#data/cursor-key';
 
 const cursorScope = (organizationId: string): CursorScope => ({ organizationId, cursorKey });
 import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
+import { costOf, config } from '#kit/config';
 import { spansExpired } from '#kit/retention';
+import { totalUsage } from './attempts';
 
 /** Spans per page: the bound and the default, with and without payloads. */
 export const SPAN_PAGE_LIMITS = { withPayloads: 25, withoutPayloads: 500 } as const;
@@ -29,8 +31,15 @@ export const PAYLOAD_PREVIEW_BYTES = 4 * 1024;
 export const DEFAULT_SEARCH_DAYS = 31;
 
 /** The invocation summary (TraceSummary) of the spec. */
-export function traceSummary(invocation: Invocation, now = Date.now()) {
+/**
+ * An invocation as summaries show it: with its usage over all attempts (recorded with the
+ * outcome; summed from `attempts` while it runs) and what that cost, when the catalogue
+ * prices its model.
+ */
+export function traceSummary(invocation: Invocation, now = Date.now(), attempts?: Pick<Attempt, 'usage'>[]) {
   const { invocation_key, session_id, agent_name, agent_revision, status, started_at, ended_at } = invocation;
+  const usage = invocation.usage ?? totalUsage(attempts ?? []);
+  const cost = invocation.model ? costOf(config.modelCatalogue, invocation.model, usage) : undefined;
   return {
     invocation_key,
     session_id,
@@ -41,6 +50,8 @@ export function traceSummary(invocation: Invocation, now = Date.now()) {
     spans_expired: spansExpired(started_at, now),
     started_at,
     ...(ended_at ? { ended_at } : {}),
+    usage,
+    ...(cost !== undefined ? { cost_usd: cost } : {}),
   };
 }
 
@@ -156,11 +167,11 @@ export async function readTrace(organizationId: string, invocationKey: string, q
   const modes = await traceModes(organizationId, invocationKey, query);
   const invocation = await getInvocation(organizationId, invocationKey);
   if (!invocation) throw new NotFoundError(`invocation ${invocationKey} not found`);
-  const summary = traceSummary(invocation, now);
   const failure = invocation.status === 'FAILED' && invocation.failure ? { failure: invocation.failure } : {};
-  if (summary.spans_expired) return { ...summary, session_position: invocation.session_position, spans: [], ...failure };
+  if (spansExpired(invocation.started_at, now)) return { ...traceSummary(invocation, now), session_position: invocation.session_position, spans: [], ...failure };
 
   const attempts = await listAttempts(organizationId, invocationKey);
+  const summary = traceSummary(invocation, now, attempts);
   const latest = attempts.at(-1)?.number;
   // Before the first attempt starts there is nothing to read (but spans will follow).
   const { spans, more } = latest === undefined
@@ -242,7 +253,9 @@ export async function searchTraces(organizationId: string, query: TraceSearchQue
   const { invocations, next } = await searchInvocations(organizationId, filters, window, query.limit, cursor?.position);
   const page: SearchCursor | undefined = next ? { given: first, window, position: next } : undefined;
   return {
-    traces: invocations.map((invocation) => traceSummary(invocation, now)),
+    // Usage is recorded with the outcome: a running invocation's is summed from its attempts.
+    traces: await Promise.all(invocations.map(async (invocation) =>
+      traceSummary(invocation, now, invocation.usage ? undefined : await listAttempts(organizationId, invocation.invocation_key)))),
     ...(page ? { next_cursor: await sign(cursorScope(organizationId), 'traces', { ...page }) } : {}),
   };
 }

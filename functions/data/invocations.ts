@@ -49,6 +49,8 @@ export const invocationEntity = entity('Invocation', z.object({
   user_cursor: z.number(),
   answer_cursor: z.number().optional(),
   cancelled: z.literal(true).optional(),
+  model: z.object({ provider: z.string(), name: z.string() }).optional(),
+  usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
 }) satisfies z.ZodType<Invocation>);
 
 /** What names an invocation of a session, by its position there. */
@@ -270,9 +272,11 @@ export function outcomeItems(input: OutcomeInput): TransactItem[] {
         Key: keys.invocation(organizationId, invocation.invocation_key),
         // tr_status moves the invocation to its outcome's partition of the status index.
         UpdateExpression: succeeded
-          ? 'SET #status = :status, tr_status = :listed, ended_at = :now, answer_cursor = :cursor'
-          : `SET #status = :status, tr_status = :listed, ended_at = :now, failure = :failure${input.cancelled ? ', cancelled = :cancelled' : ''}`,
+          ? 'SET #status = :status, tr_status = :listed, ended_at = :now, #usage = :usage, answer_cursor = :cursor'
+          : `SET #status = :status, tr_status = :listed, ended_at = :now, #usage = :usage, failure = :failure${input.cancelled ? ', cancelled = :cancelled' : ''}`,
+        ExpressionAttributeNames: { '#usage': 'usage' },
         ExpressionAttributeValues: {
+          ':usage': input.usage,
           ':status': status,
           ':listed': keys.traceListing(organizationId, { ...invocation, status }).tr_status,
           ':now': endedAt,

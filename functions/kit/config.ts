@@ -9,7 +9,13 @@ import { ENV } from './env';
 export interface CatalogueModel {
   name: string;
   provider: string;
+  /** USD per million input tokens, when the catalogue prices the model. */
+  input_usd_per_mtok?: number;
+  /** USD per million output tokens, when the catalogue prices the model. */
+  output_usd_per_mtok?: number;
 }
+
+const PRICE = /^(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/;
 
 function required(name: string): string {
   const value = process.env[name];
@@ -25,17 +31,42 @@ function positiveInteger(name: string, fallback: number): number {
   return value;
 }
 
-/** `provider/name` entries, comma-separated; the provider is everything before the first `/`. */
+/**
+ * `provider/name` entries, comma-separated; the provider is everything before the first
+ * `/`. An entry may end in prices, USD per million input and output tokens:
+ * `openai/gpt-4.1-mini@0.4/1.6`, split at the last `@` (model ids may hold `@`), which
+ * counts as a price only when what follows it is one.
+ */
 export function parseModelCatalogue(raw: string): CatalogueModel[] {
   return raw
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean)
     .map((entry) => {
-      const slash = entry.indexOf('/');
-      if (slash < 1 || slash === entry.length - 1) throw new Error(`MODEL_CATALOGUE entry "${entry}" is not provider/name`);
-      return { provider: entry.slice(0, slash), name: entry.slice(slash + 1) };
+      const at = entry.lastIndexOf('@');
+      const price = at > 0 ? PRICE.exec(entry.slice(at + 1)) : null;
+      const model = price ? entry.slice(0, at) : entry;
+      const slash = model.indexOf('/');
+      if (slash < 1 || slash === model.length - 1) throw new Error(`MODEL_CATALOGUE entry "${entry}" is not provider/name[@input/output]`);
+      return {
+        provider: model.slice(0, slash),
+        name: model.slice(slash + 1),
+        ...(price ? { input_usd_per_mtok: Number(price[1]), output_usd_per_mtok: Number(price[2]) } : {}),
+      };
     });
+}
+
+/** What `usage` of `model` costs in USD by the catalogue; undefined when it does not price the model. */
+export function costOf(
+  catalogue: CatalogueModel[],
+  model: { provider: string; name: string },
+  usage: { input_tokens: number; output_tokens: number },
+): number | undefined {
+  const entry = catalogue.find((candidate) => candidate.provider === model.provider && candidate.name === model.name);
+  if (entry?.input_usd_per_mtok === undefined || entry.output_usd_per_mtok === undefined) return undefined;
+  const cost = (usage.input_tokens * entry.input_usd_per_mtok + usage.output_tokens * entry.output_usd_per_mtok) / 1_000_000;
+  // Whole nano-dollars: no floating-point dust in what clients show.
+  return Math.round(cost * 1e9) / 1e9;
 }
 
 /**
@@ -43,7 +74,8 @@ export function parseModelCatalogue(raw: string): CatalogueModel[] {
  * inference profiles; the global one works from every commercial Region.
  */
 export const DEFAULT_MODEL_CATALOGUE =
-  'openai/gpt-4.1,openai/gpt-4.1-mini,anthropic/claude-sonnet-4-6,anthropic/claude-haiku-4-5,bedrock/global.anthropic.claude-haiku-4-5-20251001-v1:0';
+  'openai/gpt-4.1@2/8,openai/gpt-4.1-mini@0.4/1.6,anthropic/claude-sonnet-4-6@3/15,anthropic/claude-haiku-4-5@1/5,' +
+  'bedrock/global.anthropic.claude-haiku-4-5-20251001-v1:0@1/5';
 
 export const config = {
   /** The single DynamoDB table. */

@@ -66,7 +66,8 @@ describe('Bedrock access', () => {
   it('grants exactly the catalogue models: foundation models, and inference profiles with their model only through the profile', () => {
     const { app, template } = synthesize({
       founderEmails: 'founder@example.com',
-      modelCatalogue: 'openai/gpt-4.1,bedrock/amazon.nova-pro-v1:0,bedrock/meta.llama3-1-70b-instruct-v1:0,bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+      // Prices (USD per million tokens, after the last @) are no part of the model id.
+      modelCatalogue: 'openai/gpt-4.1@2/8,bedrock/amazon.nova-pro-v1:0@0.8/3.2,bedrock/meta.llama3-1-70b-instruct-v1:0,bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0@3/15',
     });
 
     const statements = bedrockStatements(template);

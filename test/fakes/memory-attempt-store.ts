@@ -65,6 +65,7 @@ export function memoryAttemptStore(): MemoryAttemptStore {
         ...invocation,
         status: outcome.failure ? 'FAILED' : 'SUCCEEDED',
         ended_at: outcome.endedAt,
+        usage: outcome.usage,
         ...(outcome.failure ? { failure: outcome.failure } : { answer_cursor: answerCursor }),
         ...(outcome.cancelled ? { cancelled: true as const } : {}),
       });

@@ -76,7 +76,14 @@ describe('GET /models', () => {
       const res = await request('GET', '/models', { token: credential });
       expect(res.status).toBe(200);
       expect(res.body.models.length).toBeGreaterThan(0);
-      for (const model of res.body.models) expect(model).toEqual({ name: expect.any(String), provider: expect.any(String) });
+      for (const model of res.body.models) {
+        expect(Object.keys(model).sort()).toEqual(expect.arrayContaining(['name', 'provider']));
+        expect(Object.keys(model).length === 2 || Object.keys(model).length === 4).toBe(true);
+      }
+      // The default catalogue prices its models, in USD per million tokens.
+      expect(res.body.models).toContainEqual({ provider: 'openai', name: 'gpt-4.1-mini', input_usd_per_mtok: 0.4, output_usd_per_mtok: 1.6 });
+      // A catalogued model without prices has no price fields (the test deployment adds some).
+      expect(res.body.models).toContainEqual({ provider: 'bedrock', name: 'test.providers-answer-v1:0' });
     }
   });
 

@@ -157,4 +157,26 @@ describe('GET /traces/{invocation_key}/events', () => {
     const theirs = await events(other.token, 'follow-5', { limit: 1 });
     expect((await events(token, 'follow-5', { after: theirs.body.next_cursor })).status).toBe(400);
   });
+
+  it('summaries carry usage over all attempts and, for a priced model, its cost', async () => {
+    const { token } = await newOrganization();
+    model.enqueue(status(500, undefined, SOON), status(500, undefined, SOON), status(500, undefined, SOON), toolCall('lookup', {}), answer('priced'));
+    // gpt-4.1-mini is priced by the default catalogue at 0.4 / 1.6 USD per million tokens.
+    const answered = await request('POST', '/sessions/priced?wait_timeout_seconds=20', {
+      token,
+      headers: { 'idempotency-key': 'priced-1' },
+      body: { user_prompt: 'how much?', agent_name: 'pricey', agent: { model: { name: 'gpt-4.1-mini', provider: { name: 'openai', url: model.url } } } },
+    });
+    expect(answered.status).toBe(200);
+
+    const trace = await request('GET', '/traces/priced-1?payloads=false', { token });
+    const listed = await request('GET', '/traces?session_id=priced', { token });
+
+    // Two model calls of 12 + 3 tokens in the second attempt (the first one used nothing).
+    expect(trace.body.usage).toEqual({ input_tokens: 24, output_tokens: 6 });
+    expect(trace.body.cost_usd).toBeCloseTo((24 * 0.4 + 6 * 1.6) / 1e6, 12);
+    expect(listed.body.traces[0]).toMatchObject({ usage: { input_tokens: 24, output_tokens: 6 }, cost_usd: trace.body.cost_usd });
+    const unpriced = await request('GET', '/traces/follow-1?payloads=false', { token });
+    expect(unpriced.status).toBe(404);
+  });
 });

@@ -103,10 +103,11 @@ describe('GET /traces', () => {
     expect(body.next_cursor).toBeUndefined();
     expect(body.traces[1]).toEqual({
       invocation_key: 'k4', session_id: 's-b', agent_name: 'beta', agent_revision: 'r3', status: 'RUNNING', spans_expired: false, started_at: expect.any(String),
+      usage: { input_tokens: 0, output_tokens: 0 },
     });
     expect(body.traces[2]).toMatchObject({ status: 'SUCCEEDED', ended_at: expect.any(String) });
     // Recorded without a name or revision: the summary has neither.
-    expect(Object.keys(body.traces[0]).sort()).toEqual(['ended_at', 'invocation_key', 'session_id', 'spans_expired', 'started_at', 'status']);
+    expect(Object.keys(body.traces[0]).sort()).toEqual(['ended_at', 'invocation_key', 'session_id', 'spans_expired', 'started_at', 'status', 'usage']);
   });
 
   it.each([

@@ -391,6 +391,7 @@ describe('GET /traces/{invocation_key} after the retention window', () => {
       session_position: 1,
       spans: [],
       failure: { kind: 'crash', message: expect.any(String) },
+      usage: { input_tokens: 0, output_tokens: 0 },
     });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseModelCatalogue } from '#kit/config';
+import { costOf, parseModelCatalogue } from '#kit/config';
 import { newId } from '#kit/ids';
 import { maskSecret } from '#core/secrets';
 
@@ -26,6 +26,30 @@ describe('parseModelCatalogue', () => {
 
   it('refuses an entry without a provider', () => {
     expect(() => parseModelCatalogue('gpt-4.1')).toThrow(/provider\/name/);
+    expect(() => parseModelCatalogue('gpt-4.1@1/2')).toThrow(/provider\/name/);
+  });
+
+  it('reads prices after the last @, and only prices: a model id may hold @', () => {
+    expect(parseModelCatalogue('openai/gpt-4.1-mini@0.4/1.6,vertex/claude@2025,vertex/claude@2025@3/15,openai/x@1/y')).toEqual([
+      { provider: 'openai', name: 'gpt-4.1-mini', input_usd_per_mtok: 0.4, output_usd_per_mtok: 1.6 },
+      { provider: 'vertex', name: 'claude@2025' },
+      { provider: 'vertex', name: 'claude@2025', input_usd_per_mtok: 3, output_usd_per_mtok: 15 },
+      { provider: 'openai', name: 'x@1/y' },
+    ]);
+  });
+});
+
+describe('costOf', () => {
+  const catalogue = parseModelCatalogue('openai/priced@0.4/1.6,openai/free');
+
+  it('prices usage by the catalogue, in USD', () => {
+    expect(costOf(catalogue, { provider: 'openai', name: 'priced' }, { input_tokens: 1_000_000, output_tokens: 500_000 })).toBe(1.2);
+    expect(costOf(catalogue, { provider: 'openai', name: 'priced' }, { input_tokens: 12, output_tokens: 3 })).toBe(0.0000096);
+  });
+
+  it('is undefined for a model the catalogue does not price or list', () => {
+    expect(costOf(catalogue, { provider: 'openai', name: 'free' }, { input_tokens: 1, output_tokens: 1 })).toBeUndefined();
+    expect(costOf(catalogue, { provider: 'anthropic', name: 'priced' }, { input_tokens: 1, output_tokens: 1 })).toBeUndefined();
   });
 });
 
