@@ -26,6 +26,36 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** Ctrl-C while following an invocation: `message` says what became of it, `hint` what to do next. */
+export class InterruptedError extends Error {
+  override name = 'InterruptedError';
+  /** Shown with --json. */
+  readonly body: { invocation_key: string; cancelled: boolean };
+  constructor(
+    readonly invocationKey: string,
+    message: string,
+    readonly hint: string,
+    readonly cancelled = false,
+  ) {
+    super(message);
+    this.body = { invocation_key: invocationKey, cancelled };
+  }
+}
+
+/** A followed invocation ended FAILED. */
+export class InvocationFailedError extends Error {
+  override name = 'InvocationFailedError';
+  /** Shown with --json. */
+  readonly body: { invocation_key: string; kind?: string };
+  constructor(
+    readonly invocationKey: string,
+    readonly failure: { kind: string; message: string } | undefined,
+  ) {
+    super(failure?.message ?? `invocation ${invocationKey} failed`);
+    this.body = { invocation_key: invocationKey, ...(failure ? { kind: failure.kind } : {}) };
+  }
+}
+
 /** Exit codes, stable for scripts. */
 export const EXIT = {
   ok: 0,
@@ -42,6 +72,7 @@ export const EXIT = {
   unavailable: 11,
   stillRunning: 12,
   unreachable: 13,
+  interrupted: 130,
 } as const;
 
 /** The exit code table as `--help` shows it. */
@@ -53,13 +84,14 @@ export const EXIT_CODE_HELP: [number, string][] = [
   [EXIT.unauthenticated, '401: no credential, or it is invalid, expired or of the wrong kind'],
   [EXIT.forbidden, '403: not allowed (not_provisioned: the account is not in the private beta)'],
   [EXIT.notFound, '404: no such session, trace, agent, secret, token or memory'],
-  [EXIT.conflict, '409: the invocation key was used with a different body'],
+  [EXIT.conflict, '409: the invocation key was used with a different body, or the invocation to cancel had ended'],
   [EXIT.sessionBusy, '423: another invocation is running in the session'],
   [EXIT.quotaExceeded, '429: the organization used up its invocation quota'],
-  [EXIT.runFailed, '502: the run failed'],
+  [EXIT.runFailed, '502: the run failed (or the followed invocation failed)'],
   [EXIT.unavailable, '503: the service is unavailable (after retries)'],
   [EXIT.stillRunning, '504: the wait ended and the run goes on; re-attach with the same --key'],
   [EXIT.unreachable, 'the service could not be reached, or did not answer in time'],
+  [EXIT.interrupted, 'Ctrl-C while following an invocation: it goes on unless --cancel-on-interrupt'],
 ];
 
 /** The exit code for a failure. */
@@ -72,7 +104,8 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof ConflictError) return EXIT.conflict;
   if (error instanceof SessionLockedError) return EXIT.sessionBusy;
   if (error instanceof QuotaExceededError) return EXIT.quotaExceeded;
-  if (error instanceof RunFailedError) return EXIT.runFailed;
+  if (error instanceof RunFailedError || error instanceof InvocationFailedError) return EXIT.runFailed;
+  if (error instanceof InterruptedError) return EXIT.interrupted;
   if (error instanceof ServiceUnavailableError) return EXIT.unavailable;
   if (error instanceof GatewayTimeoutError) return EXIT.stillRunning;
   if (error instanceof APIConnectionError) return EXIT.unreachable;
@@ -93,12 +126,18 @@ export function describeError(error: unknown): string {
       : `not allowed: ${error.message}`;
   }
   if (error instanceof NotFoundError) return `not found: ${error.message}`;
-  if (error instanceof ConflictError) return `conflict: ${error.message}\nUse a new --key, or re-send the original request unchanged.`;
+  if (error instanceof ConflictError) {
+    return error.invocationStatus ? `conflict: ${error.message}` : `conflict: ${error.message}\nUse a new --key, or re-send the original request unchanged.`;
+  }
   if (error instanceof SessionLockedError) {
     return `session busy: ${error.message}\nRe-send with the running invocation's --key to attach, wait for it to finish, or use another session id.`;
   }
   if (error instanceof QuotaExceededError) return `quota exceeded: ${error.message}\nContact the service operator.`;
   if (error instanceof RunFailedError) return `run failed (${error.kind ?? 'unknown'}): ${error.message}\nRetry with a new --key; re-sending this key replays the failure.`;
+  if (error instanceof InvocationFailedError) {
+    return `invocation ${error.invocationKey} failed (${error.failure?.kind ?? 'unknown'}): ${error.message}\nRead it with "agent-sessions traces show ${error.invocationKey}".`;
+  }
+  if (error instanceof InterruptedError) return `${error.message}\n${error.hint}`;
   if (error instanceof ServiceUnavailableError) {
     const after = error.retryAfterSeconds;
     return `service unavailable: ${error.message}\nTry again${after !== undefined ? ` in ${after} s` : ' later'}.`;

@@ -15,7 +15,7 @@ import { write, type Command, type Context, type Io, type OptionSpec } from './c
 import { tokenCommands } from './commands/tokens';
 import { traceCommands } from './commands/traces';
 import { resolveSettings } from './config';
-import { describeError, EXIT, EXIT_CODE_HELP, exitCodeFor, UsageError } from './errors';
+import { describeError, EXIT, EXIT_CODE_HELP, exitCodeFor, InterruptedError, UsageError } from './errors';
 
 export type { Io, Stream } from './commands/shared';
 
@@ -71,6 +71,10 @@ export function mainHelp(): string {
     '"agent-sessions <command> --help" shows a command\'s options. A group alone (sessions,',
     'traces, agents, secrets, memories, tokens) lists it.',
     '',
+    'On a terminal "run" shows the invocation\'s spans live as a tree; with --json it streams',
+    'its events as JSON lines, then the answer. Ctrl-C detaches (exit 130): "traces follow KEY"',
+    're-attaches, "traces cancel KEY" stops it (or give --cancel-on-interrupt).',
+    '',
     'global options:',
     ...optionLines(GLOBAL_OPTIONS),
     '',
@@ -81,7 +85,7 @@ export function mainHelp(): string {
     'sent only to that profile\'s URL.',
     '',
     'exit codes:',
-    ...EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(2)}  ${meaning}`),
+    ...EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padStart(3)}  ${meaning}`),
     '',
   ].join('\n');
 }
@@ -190,7 +194,8 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
       const message = error instanceof Error ? error.message : String(error);
       write(io.stderr, JSON.stringify({ error: { ...body, message, ...(status ? { status } : {}), exit_code: code } }));
     } else {
-      write(io.stderr, `error: ${describeError(error)}`);
+      // Ctrl-C is the person's own doing, not an error.
+      write(io.stderr, error instanceof InterruptedError ? describeError(error) : `error: ${describeError(error)}`);
     }
     return code;
   }

@@ -37,13 +37,21 @@ export function duration(ms: number): string {
   return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
 }
 
-/** How long from `start` to `end` (or "running" without an end). */
-export function elapsed(start: string, end: string | null | undefined): string {
-  return end ? duration(Date.parse(end) - Date.parse(start)) : 'running';
+/** How long from `start` to `end`; without an end, until `now` when given, else "running". */
+export function elapsed(start: string, end: string | null | undefined, now?: number): string {
+  if (end) return duration(Date.parse(end) - Date.parse(start));
+  return now === undefined ? 'running' : duration(now - Date.parse(start));
 }
 
-function tokens(usage: { input_tokens: number; output_tokens: number } | null | undefined): string | undefined {
+/** Token usage for people: `120 in / 30 out tokens`. */
+export function tokens(usage: { input_tokens: number; output_tokens: number } | null | undefined): string | undefined {
   return usage ? `${usage.input_tokens} in / ${usage.output_tokens} out tokens` : undefined;
+}
+
+/** A cost in USD for people: `$0.0123` below a dollar, `$12.35` above. */
+export function usd(cost: number | undefined): string | undefined {
+  if (cost === undefined) return undefined;
+  return `$${cost.toFixed(cost < 1 ? 4 : 2)}`;
 }
 
 /** The session's facts and its messages as a transcript. */
@@ -78,15 +86,43 @@ function compact(value: unknown, max: number): string {
   return cell(text, max);
 }
 
-function attemptLine(attempt: Attempt): string {
-  const parts = [`#${attempt.number}`, attempt.status, elapsed(attempt.started_at, attempt.ended_at), tokens(attempt.usage)];
+/** An attempt on one line; a running one's time runs to `now` when given. */
+export function attemptLine(attempt: Attempt, now?: number): string {
+  const parts = [`#${attempt.number}`, attempt.status, elapsed(attempt.started_at, attempt.ended_at, now), tokens(attempt.usage)];
   if (attempt.failure) parts.push(`${attempt.failure.kind}: ${attempt.failure.message}`);
   return parts.filter(Boolean).join('  ');
 }
 
-function spanLine(span: Span): string {
-  const parts = [span.type, span.name, span.status, elapsed(span.started_at, span.ended_at), tokens(span.usage), span.superseded ? '(superseded)' : undefined, `[${span.id}]`];
+/** A span on one line; a running one's time runs to `now` when given. */
+export function spanLine(span: Span, now?: number): string {
+  const parts = [span.type, span.name, span.status, elapsed(span.started_at, span.ended_at, now), tokens(span.usage), span.superseded ? '(superseded)' : undefined, `[${span.id}]`];
   return parts.filter(Boolean).join('  ');
+}
+
+/**
+ * Spans as tree lines under `indent`: a tool call under the model call that requested it,
+ * a span whose parent is not in `spans` at the top; `under` adds lines beneath a span.
+ */
+export function spanTree(spans: readonly Span[], indent: string, line: (span: Span) => string, under: (span: Span, inner: string) => string[] = () => []): string[] {
+  const ids = new Set(spans.map((span) => span.id));
+  const children = new Map<string | null, Span[]>();
+  for (const span of spans) {
+    const parent = span.parent_id && ids.has(span.parent_id) ? span.parent_id : null;
+    children.set(parent, [...(children.get(parent) ?? []), span]);
+  }
+  const lines: string[] = [];
+  const walk = (parent: string | null, prefix: string) => {
+    const list = children.get(parent) ?? [];
+    list.forEach((span, i) => {
+      const last = i === list.length - 1;
+      lines.push(`${prefix}${last ? '└─ ' : '├─ '}${line(span)}`);
+      const inner = `${prefix}${last ? '   ' : '│  '}`;
+      lines.push(...under(span, inner));
+      walk(span.id, inner);
+    });
+  };
+  walk(null, indent);
+  return lines;
 }
 
 /**
@@ -103,6 +139,8 @@ export function traceTree(trace: Omit<TraceGetResponse, 'spans' | 'next_cursor'>
       ['agent', trace.agent_name && `${trace.agent_name}${trace.agent_revision ? ` (revision ${trace.agent_revision})` : ''}`],
       ['started', trace.started_at],
       ['duration', elapsed(trace.started_at, trace.ended_at)],
+      ['tokens', tokens(trace.usage)?.replace(/ tokens$/, '')],
+      ['cost', usd(trace.cost_usd)],
       ['failure', trace.failure && `${trace.failure.kind}: ${trace.failure.message}`],
     ]).trimEnd(),
   ];
@@ -112,25 +150,13 @@ export function traceTree(trace: Omit<TraceGetResponse, 'spans' | 'next_cursor'>
     return lines.join('\n') + '\n';
   }
   lines.push(spans.length ? 'spans:' : 'spans: (none yet)');
-
-  const ids = new Set(spans.map((span) => span.id));
-  const children = new Map<string | null, Span[]>();
-  for (const span of spans) {
-    const parent = span.parent_id && ids.has(span.parent_id) ? span.parent_id : null;
-    children.set(parent, [...(children.get(parent) ?? []), span]);
-  }
-  const walk = (parent: string | null, indent: string) => {
-    const list = children.get(parent) ?? [];
-    list.forEach((span, i) => {
-      const last = i === list.length - 1;
-      lines.push(`${indent}${last ? '└─ ' : '├─ '}${spanLine(span)}`);
-      const inner = `${indent}${last ? '   ' : '│  '}`;
-      const room = Math.max(20, width - inner.length - 8);
-      if ('input' in span) lines.push(`${inner}  in:  ${compact(span.input, room)}`);
-      if ('output' in span) lines.push(`${inner}  out: ${compact(span.output, room)}`);
-      walk(span.id, inner);
-    });
+  const payloads = (span: Span, inner: string) => {
+    const room = Math.max(20, width - inner.length - 8);
+    return [
+      ...('input' in span ? [`${inner}  in:  ${compact(span.input, room)}`] : []),
+      ...('output' in span ? [`${inner}  out: ${compact(span.output, room)}`] : []),
+    ];
   };
-  walk(null, '  ');
+  lines.push(...spanTree(spans, '  ', (span) => spanLine(span), payloads));
   return lines.join('\n') + '\n';
 }

@@ -33,8 +33,10 @@ export interface RequestOptions {
  * - `keyed`: POST /sessions/{id} and POST /invites with an Idempotency-Key; the same.
  * - `unsent-only`: POST /secrets, PUT /secrets/{name}, POST /tokens; only when the
  *   request certainly never reached the service.
+ * - `follow`: a read that follows a running invocation (its events); again after any
+ *   connection failure, a 429 or any 5xx, since a follower would rather wait than stop.
  */
-export type RetryMode = 'idempotent' | 'keyed' | 'unsent-only';
+export type RetryMode = 'idempotent' | 'keyed' | 'unsent-only' | 'follow';
 
 type Query = Record<string, string | number | boolean | undefined>;
 
@@ -48,7 +50,7 @@ export interface RequestSpec {
   body?: string;
   /** Sent as the Idempotency-Key header; makes a POST or PUT `keyed`. */
   idempotencyKey?: string;
-  /** Only for a request safer than its method says (the local sign-in). */
+  /** Only for a request safer than its method says (the local sign-in, a cancel) or one that follows. */
   retry?: RetryMode;
   /** A function is evaluated before each try. */
   timeoutMs?: number | (() => number);
@@ -92,10 +94,19 @@ export function retryDecision(mode: RetryMode, failure: Failure, attempt: number
     if (failure.maybeSent && mode === 'unsent-only') return { retry: false };
     return { retry: true, delayMs: backoff };
   }
+  if (mode === 'follow') {
+    if (failure.status !== 429 && failure.status < 500) return { retry: false };
+    return afterOrBackoff(failure.headers, backoff);
+  }
   // 503 is the only status the spec calls retryable for every request; 423, 409, 429, 502
   // and 504 mean something to the caller and are never retried here.
   if (failure.status !== 503 || mode === 'unsent-only') return { retry: false };
-  const after = retryAfterSeconds(failure.headers);
+  return afterOrBackoff(failure.headers, backoff);
+}
+
+/** The wait a Retry-After asks for (none beyond the bound), else the backoff. */
+function afterOrBackoff(headers: Headers, backoff: number): { retry: false } | { retry: true; delayMs: number } {
+  const after = retryAfterSeconds(headers);
   if (after === undefined) return { retry: true, delayMs: backoff };
   return after <= MAX_RETRY_AFTER_SECONDS ? { retry: true, delayMs: after * 1000 } : { retry: false };
 }
@@ -124,7 +135,8 @@ function causeCode(error: unknown): string | undefined {
   return undefined;
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after `ms`; rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {

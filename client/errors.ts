@@ -13,13 +13,14 @@ export class InvalidArgumentError extends AgentSessionsError {
   override name = 'InvalidArgumentError';
 }
 
-/** The body of an error answer: `message`, plus `code` (403), `kind` (502), `invocation_key` (504), `request_id` (500). */
+/** The body of an error answer: `message`, plus `code` (403), `kind` (502), `invocation_key` (504), `request_id` (500), `status` (409 to a cancel). */
 export interface ErrorBody {
   message: string;
   code?: string;
   kind?: string;
   invocation_key?: string;
   request_id?: string;
+  status?: string;
 }
 
 /** The service answered with an error status. */
@@ -57,9 +58,15 @@ export class NotFoundError extends APIError {
   override name = 'NotFoundError';
 }
 
-/** 409: the idempotency key was already used with a different body (or on another session). */
+/**
+ * 409: the idempotency key was already used with a different body (or on another session),
+ * or the invocation to cancel already ended otherwise (`invocationStatus` says how).
+ */
 export class ConflictError extends APIError {
   override name = 'ConflictError';
+  get invocationStatus(): string | undefined {
+    return this.body.status;
+  }
 }
 
 /** 423: another invocation is running in this session. */

@@ -4,6 +4,7 @@
  *   const client = new AgentSessions({ baseUrl, token });
  *   const { message, invocation_key } = await client.sessions.run('s1', { user_prompt, agent_name, agent });
  *   for await (const span of client.traces.get(invocation_key)) ...
+ *   for await (const event of client.traces.events(invocation_key)) ...  // live, until invocation_ended
  */
 import { Transport, type ClientOptions, type RequestOptions } from './core';
 import { Agents } from './resources/agents';
@@ -66,4 +67,5 @@ export class AgentSessions {
 export { path, retryDecision, type ClientOptions, type RequestOptions, type RetryMode } from './core';
 export * from './errors';
 export { PagePromise } from './pagination';
+export { EventStream } from './streaming';
 export type * from './types';

@@ -45,11 +45,43 @@ export interface SessionListParams {
 
 export type SessionAuditParams = SessionListParams;
 
-export type TraceSummary = z.infer<typeof traces.TraceSummary>;
+/** Tokens used, summed over every attempt (zero while nothing was used). */
+export interface TraceUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** What an invocation summary says it used: tokens, and their cost when the catalogue prices the model. */
+export interface TraceCost {
+  usage: TraceUsage;
+  /** USD so far (while it runs); absent when the model is not priced. */
+  cost_usd?: number;
+}
+
+export type TraceSummary = z.infer<typeof traces.TraceSummary> & TraceCost;
 export type Span = z.infer<typeof traces.Span>;
 export type Attempt = z.infer<typeof traces.Attempt>;
-export type TraceGetResponse = z.infer<typeof traces.GetTraceResponse>;
-export type TraceListResponse = z.infer<typeof traces.ListTracesResponse>;
+export type TraceGetResponse = z.infer<typeof traces.GetTraceResponse> & TraceCost;
+export type TraceListResponse = Omit<z.infer<typeof traces.ListTracesResponse>, 'traces'> & { traces: TraceSummary[] };
+/** The answer to a cancel: the invocation summary with its `failure` (`interrupted`, a message starting with `cancelled`). */
+export type TraceCancelResponse = z.infer<typeof traces.CancelTraceResponse> & TraceCost;
+
+/** One thing that happened in an invocation; the client yields only the types it knows. */
+export type TraceEvent = z.infer<typeof traces.TraceEvent>;
+/** The last event of every invocation: its outcome, and the assistant message when it succeeded. */
+export type InvocationEndedEvent = Extract<TraceEvent, { type: 'invocation_ended' }>;
+export type TraceEventsResponse = z.infer<typeof traces.TraceEventsResponse>;
+
+export interface TraceEventsParams {
+  /** Resume after this cursor (a page's `next_cursor`, or a stream's `cursor`); default the first event. */
+  after?: string;
+  /** With `after`: skip events up to this `seq` (a stream's `lastSeq`), to resume exactly where iteration stopped mid-page. */
+  last_seq?: number;
+  /** 1 to 500 events per page (service default 100). */
+  limit?: number;
+  /** 0 to 20 seconds the service holds a request while nothing new happened (default 20 here); 0 polls every second. */
+  wait_seconds?: number;
+}
 
 export interface TraceGetParams {
   /** Default true; false leaves out `input`/`output` and allows up to 500 spans a page. */

@@ -1,10 +1,19 @@
-/** `run`: run or resume a session, the agent configuration from --agent and the flags laid over it. */
+/**
+ * `run`: run or resume a session, the agent configuration from --agent and the flags laid
+ * over it. On a terminal (or with --json) it follows the invocation's events while it waits.
+ */
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { AgentConfig, SessionRunResponse } from '../../client/types';
+import type { AgentSessions } from '../../client/index';
+import type { AgentConfig, SessionRunParams, SessionRunResponse } from '../../client/types';
 import { UsageError } from '../errors';
+import { FOLLOW_OPTIONS, interruptible, showEvents } from '../follow';
 import { duration } from '../render';
 import { startSpinner } from '../spinner';
 import { intOption, output, readStdin, requiredOption, stringOption, write, type Command, type Context } from './shared';
+
+/** How long the events may lag behind the answer before the view stops waiting for them. */
+const CATCH_UP_MS = 2000;
 
 async function readAgent(source: string): Promise<Record<string, unknown>> {
   let text = source;
@@ -50,7 +59,7 @@ async function agentConfig(context: Context): Promise<AgentConfig> {
 export const run: Command = {
   name: 'run',
   args: '<session-id> [prompt]',
-  summary: 'run or resume a session (the prompt from the argument, or stdin)',
+  summary: 'run or resume a session (the prompt from the argument, or stdin); on a terminal its spans show live',
   positionals: [1, 2],
   options: {
     'agent-name': { type: 'string', value: 'NAME', help: 'the agent the invocation runs as (required)' },
@@ -63,6 +72,7 @@ export const run: Command = {
     'max-steps': { type: 'string', value: 'N', help: 'model calls an attempt may make (1 to 200)' },
     key: { type: 'string', value: 'KEY', help: 'the invocation key (Idempotency-Key); the same key and body re-attach' },
     wait: { type: 'string', value: 'SECONDS', help: 'how long to wait for the answer, 0 to 1800 (default 1800); 0 returns once accepted' },
+    ...FOLLOW_OPTIONS,
   },
   async run(context) {
     const [sessionId, argumentPrompt] = context.positionals as [string, string | undefined];
@@ -72,24 +82,51 @@ export const run: Command = {
     const prompt = argumentPrompt === undefined || argumentPrompt === '-' ? await readStdin(context.io, 'prompt') : argumentPrompt;
     if (!prompt) throw new UsageError('the prompt is empty: give it as an argument or on stdin');
     const client = await context.client();
-    const stop = wait > 0 ? startSpinner(context.io.stderr, `running ${sessionId}`) : () => {};
+    const key = stringOption(context, 'key');
+    const params: SessionRunParams = { user_prompt: prompt, agent_name: agentName, agent, wait_timeout_seconds: wait, ...(key ? { idempotency_key: key } : {}) };
+    // Live on a terminal, JSON lines with --json; elsewhere (and with --wait 0) only the answer.
+    const follow = wait > 0 && (context.json || context.io.stderr.isTTY === true);
     const started = Date.now();
-    let answer: SessionRunResponse;
-    try {
-      answer = await client.sessions.run(sessionId, {
-        user_prompt: prompt,
-        agent_name: agentName,
-        agent,
-        wait_timeout_seconds: wait,
-        ...(stringOption(context, 'key') ? { idempotency_key: stringOption(context, 'key') } : {}),
-      });
-    } finally {
-      stop();
-    }
-    output(context, answer, () => (answer.message ? answer.message.content : `accepted: invocation ${answer.invocation_key} is running in session ${sessionId}`));
+    const answer = follow ? await runFollowing(context, client, sessionId, params) : await runWaiting(context, client, sessionId, params);
+    if (follow && context.json) write(context.io.stdout, JSON.stringify(answer));
+    else output(context, answer, () => (answer.message ? answer.message.content : `accepted: invocation ${answer.invocation_key} is running in session ${sessionId}`));
     if (!context.json) {
       const took = answer.message ? ` · ${duration(Date.now() - started)}` : '';
       write(context.io.stderr, `invocation ${answer.invocation_key} · session ${sessionId}${took} · trace: agent-sessions traces show ${answer.invocation_key}`);
     }
   },
 };
+
+/** Runs and waits for the answer, with a spinner on a terminal. */
+async function runWaiting(context: Context, client: AgentSessions, sessionId: string, params: SessionRunParams): Promise<SessionRunResponse> {
+  const stop = params.wait_timeout_seconds ? startSpinner(context.io.stderr, `running ${sessionId}`) : () => {};
+  try {
+    return await client.sessions.run(sessionId, params);
+  } finally {
+    stop();
+  }
+}
+
+/**
+ * Runs with the invocation's events shown as they happen: the run is accepted first (wait
+ * 0), then re-attached to (the same key and body) for its answer while its events are
+ * followed. The answer decides the output and the exit code, as when not following.
+ */
+async function runFollowing(context: Context, client: AgentSessions, sessionId: string, params: SessionRunParams): Promise<SessionRunResponse> {
+  const deadline = Date.now() + (params.wait_timeout_seconds ?? 0) * 1000;
+  const accepted = await client.sessions.run(sessionId, { ...params, idempotency_key: params.idempotency_key ?? randomUUID(), wait_timeout_seconds: 0 });
+  const key = accepted.invocation_key;
+  return interruptible(context, key, async (signal) => {
+    const caughtUp = new AbortController();
+    // The view is a courtesy: when the events cannot be read, the answer still comes.
+    const following = showEvents(context, client, key, AbortSignal.any([signal, caughtUp.signal])).catch(() => undefined);
+    const remaining = Math.max(1, Math.floor((deadline - Date.now()) / 1000));
+    const answer = accepted.message ? Promise.resolve(accepted) : client.sessions.run(sessionId, { ...params, idempotency_key: key, wait_timeout_seconds: remaining }, { signal });
+    let timer: NodeJS.Timeout | undefined;
+    const answered = answer.finally(() => (timer = setTimeout(() => caughtUp.abort(), CATCH_UP_MS)));
+    const [result] = await Promise.allSettled([answered, following]);
+    clearTimeout(timer);
+    if (result.status === 'rejected') throw result.reason;
+    return result.value;
+  });
+}

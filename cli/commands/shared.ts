@@ -7,6 +7,9 @@ import { UsageError } from '../errors';
 export interface Stream {
   write(text: string): unknown;
   isTTY?: boolean;
+  /** A terminal's size, for the live view. */
+  columns?: number;
+  rows?: number;
 }
 
 /** Where the CLI reads and writes: the process's own streams, or a test's. */
@@ -15,6 +18,8 @@ export interface Io {
   stderr: Stream;
   stdin: AsyncIterable<Buffer | string> & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
+  /** Calls `handler` on each Ctrl-C until the returned function is called (default: the process's SIGINT). */
+  onInterrupt?(handler: () => void): () => void;
 }
 
 export interface OptionSpec {

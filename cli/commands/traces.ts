@@ -1,8 +1,23 @@
-/** Traces: the search over invocations, and one invocation as a span tree. */
-import type { Span } from '../../client/types';
-import { UsageError } from '../errors';
-import { duration, table, traceTree } from '../render';
-import { intOption, output, PAGE_OPTIONS, showList, stringOption, type Command } from './shared';
+/** Traces: the search over invocations, one invocation as a span tree, following and cancelling one. */
+import type { Span, TraceSummary } from '../../client/types';
+import { InvocationFailedError, UsageError } from '../errors';
+import { FOLLOW_OPTIONS, interruptible, showEvents } from '../follow';
+import { duration, fields, table, tokens, traceTree, usd, type Column } from '../render';
+import { intOption, output, PAGE_OPTIONS, showList, stringOption, write, type Command } from './shared';
+
+/** The columns of `traces list`; cost only when the service priced some invocation of the page. */
+function listColumns(traces: readonly TraceSummary[]): Column<TraceSummary>[] {
+  return [
+    { header: 'invocation', value: (t) => t.invocation_key, max: 40 },
+    { header: 'session', value: (t) => t.session_id, max: 30 },
+    { header: 'agent', value: (t) => t.agent_name, max: 24 },
+    { header: 'status', value: (t) => t.status },
+    { header: 'started', value: (t) => t.started_at },
+    { header: 'duration', value: (t) => (t.ended_at ? duration(Date.parse(t.ended_at) - Date.parse(t.started_at)) : 'running') },
+    { header: 'tokens in/out', value: (t) => t.usage && `${t.usage.input_tokens}/${t.usage.output_tokens}` },
+    ...(traces.some((t) => t.cost_usd !== undefined) ? [{ header: 'cost', value: (t: TraceSummary) => usd(t.cost_usd) }] : []),
+  ];
+}
 
 export const traceCommands: Command[] = [
   {
@@ -30,16 +45,7 @@ export const traceCommands: Command[] = [
         limit: intOption(context, 'limit', 1, 100),
         after: stringOption(context, 'after'),
       });
-      await showList(context, list, 'traces', (traces) =>
-        table(traces, [
-          { header: 'invocation', value: (t) => t.invocation_key, max: 40 },
-          { header: 'session', value: (t) => t.session_id, max: 30 },
-          { header: 'agent', value: (t) => t.agent_name, max: 24 },
-          { header: 'status', value: (t) => t.status },
-          { header: 'started', value: (t) => t.started_at },
-          { header: 'duration', value: (t) => (t.ended_at ? duration(Date.parse(t.ended_at) - Date.parse(t.started_at)) : 'running') },
-        ]),
-      );
+      await showList(context, list, 'traces', (traces) => table(traces, listColumns(traces)));
     },
   },
   {
@@ -58,6 +64,42 @@ export const traceCommands: Command[] = [
       const { spans: _, next_cursor: __, ...trace } = await list;
       const spans: Span[] = await list.all();
       output(context, { ...trace, spans }, () => traceTree(trace, spans));
+    },
+  },
+  {
+    name: 'traces follow',
+    args: '<invocation-key>',
+    summary: 'follow an invocation until it ends: its spans live as a tree, or its events as JSON lines with --json',
+    positionals: [1, 1],
+    options: FOLLOW_OPTIONS,
+    async run(context) {
+      const key = context.positionals[0]!;
+      const client = await context.client();
+      const ended = await interruptible(context, key, (signal) => showEvents(context, client, key, signal));
+      if (!ended) throw new Error(`the events of invocation ${key} stopped before its outcome; read it with "agent-sessions traces show ${key}"`);
+      if (ended.status !== 'SUCCEEDED') throw new InvocationFailedError(key, ended.failure);
+      if (context.json) return;
+      if (ended.message) write(context.io.stdout, ended.message.content);
+      write(context.io.stderr, `invocation ${key} · ${ended.status} · trace: agent-sessions traces show ${key}`);
+    },
+  },
+  {
+    name: 'traces cancel',
+    args: '<invocation-key>',
+    summary: 'cancel a running invocation (it ends FAILED, interrupted)',
+    positionals: [1, 1],
+    async run(context) {
+      const key = context.positionals[0]!;
+      const cancelled = await (await context.client()).traces.cancel(key);
+      output(context, cancelled, () =>
+        fields([
+          ['cancelled', key],
+          ['status', cancelled.status],
+          ['failure', cancelled.failure && `${cancelled.failure.kind}: ${cancelled.failure.message}`],
+          ['tokens', tokens(cancelled.usage)?.replace(/ tokens$/, '')],
+          ['cost', usd(cancelled.cost_usd)],
+        ]),
+      );
     },
   },
 ];

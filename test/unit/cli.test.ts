@@ -7,7 +7,7 @@ import type { Span, TraceGetResponse } from '../../client/types';
 import { ConfigError, configPath, resolveSettings, saveProfile } from '../../cli/config';
 import { describeError, EXIT, EXIT_CODE_HELP, exitCodeFor, UsageError } from '../../cli/errors';
 import { runCli, type Io } from '../../cli/main';
-import { duration, table, traceTree } from '../../cli/render';
+import { duration, table, traceTree, usd } from '../../cli/render';
 import { startSpinner } from '../../cli/spinner';
 
 describe('exit codes and messages', () => {
@@ -74,8 +74,9 @@ describe('rendering', () => {
     expect(table([], [{ header: 'id', value: () => 'x' }])).toBe('(none)\n');
   });
 
-  it('formats durations for people', () => {
+  it('formats durations and costs for people', () => {
     expect([duration(850), duration(12_340), duration(245_000)]).toEqual(['850ms', '12.3s', '4m 05s']);
+    expect([usd(0.00123), usd(12.345), usd(undefined)]).toEqual(['$0.0012', '$12.35', undefined]);
   });
 
   const trace: Omit<TraceGetResponse, 'spans' | 'next_cursor'> = {
@@ -88,6 +89,8 @@ describe('rendering', () => {
     started_at: '2026-01-01T00:00:00.000Z',
     ended_at: '2026-01-01T00:00:02.000Z',
     session_position: 2,
+    usage: { input_tokens: 30, output_tokens: 5 },
+    cost_usd: 0.0012,
     attempts: [{ number: 1, status: 'SUCCEEDED', started_at: '2026-01-01T00:00:00.000Z', ended_at: '2026-01-01T00:00:02.000Z', usage: { input_tokens: 30, output_tokens: 5 } }],
   };
   const span = (id: string, parent: string | null, type: Span['type'], name: string, extra: Partial<Span> = {}): Span => ({
@@ -118,6 +121,8 @@ describe('rendering', () => {
         'agent:    a (revision 0123456789abcdef)',
         'started:  2026-01-01T00:00:00.000Z',
         'duration: 2.0s',
+        'tokens:   30 in / 5 out',
+        'cost:     $0.0012',
         'attempts:',
         '  #1  SUCCEEDED  2.0s  30 in / 5 out tokens',
         'spans:',
@@ -233,7 +238,10 @@ describe('the command line', () => {
     expect(await runCli(['--help'], main.streams)).toBe(0);
     expect(await runCli(['traces', 'show', '--help'], command.streams)).toBe(0);
     expect(main.out.stdout).toContain('run <session-id> [prompt]');
-    expect(main.out.stdout).toContain('  12  504: the wait ended and the run goes on; re-attach with the same --key');
+    expect(main.out.stdout).toContain('   12  504: the wait ended and the run goes on; re-attach with the same --key');
+    expect(main.out.stdout).toContain('  130  Ctrl-C while following an invocation: it goes on unless --cancel-on-interrupt');
+    expect(main.out.stdout).toContain('traces follow <invocation-key>');
+    expect(main.out.stdout).toContain('traces cancel <invocation-key>');
     expect(command.out.stdout).toMatch(/^usage: agent-sessions traces show <invocation-key> \[options\]/);
     expect(command.out.stdout).toContain('--payloads');
   });

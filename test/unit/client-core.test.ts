@@ -83,6 +83,15 @@ describe('retryDecision', () => {
     }
   });
 
+  it('lets a follower retry any connection failure, a 429 and every 5xx, but no other status', () => {
+    expect(retryDecision('follow', { kind: 'connection', maybeSent: true }, 0, 2).retry).toBe(true);
+    for (const code of [429, 500, 502, 503, 504]) expect(retryDecision('follow', status(code), 0, 2).retry, String(code)).toBe(true);
+    for (const code of [400, 401, 403, 404, 409]) expect(retryDecision('follow', status(code), 0, 5).retry, String(code)).toBe(false);
+    expect(retryDecision('follow', status(500), 2, 2).retry).toBe(false);
+    expect(retryDecision('follow', status(429, { 'retry-after': '2' }), 0, 2)).toEqual({ retry: true, delayMs: 2000 });
+    expect(retryDecision('follow', status(429, { 'retry-after': '3600' }), 0, 2)).toEqual({ retry: false });
+  });
+
   it('waits as long as Retry-After says, and gives up on a very long one', () => {
     expect(retryDecision('idempotent', status(503, { 'retry-after': '3' }), 0, 2)).toEqual({ retry: true, delayMs: 3000 });
     expect(retryDecision('idempotent', status(503, { 'retry-after': '3600' }), 0, 2)).toEqual({ retry: false });
