@@ -5,6 +5,7 @@
 import './quiet';
 import { spawnChild, typeScriptEntry } from '#local/child-process';
 import { startLocalCloud } from '#local/cloud';
+import { benchFollow } from './follow';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
 import { benchTraces } from './traces';
@@ -19,6 +20,7 @@ try {
   await benchHarness(cloud);
   await benchTraces(cloud);
   await benchWorkspace(cloud);
+  await benchFollow(cloud);
 } finally {
   await cloud.stop();
 }
