@@ -52,10 +52,21 @@ describe('a restart of the local service mid-run', () => {
     let cloud = await start();
     const body = JSON.stringify({ user_prompt: 'Survive a crash', agent_name: 'a', agent: { model: { name: 'm', provider: { name: 'openai', url: model.url } } } });
     model.enqueue(hang());
-    const accepted = await call(cloud, 'POST', '/sessions/crashy?wait_timeout_seconds=0', { token: await signIn(cloud), body, key: 'crash-key' });
+    const before = await signIn(cloud);
+    const accepted = await call(cloud, 'POST', '/sessions/crashy?wait_timeout_seconds=0', { token: before, body, key: 'crash-key' });
     expect(accepted.status).toBe(202);
     for (let i = 0; i < 200 && model.requests.length === 0; i++) await sleep(50);
     expect(model.requests).toHaveLength(1);
+    // A follower, one event a page, up to the model call that hangs.
+    const followed: { seq: number; type: string }[] = [];
+    let after: string | undefined;
+    const nextPage = async (server: CloudProcess, token: string) => {
+      const page = await call(server, 'GET', `/traces/crash-key/events?limit=1&wait_seconds=2${after ? `&after=${encodeURIComponent(after)}` : ''}`, { token });
+      expect(page.status).toBe(200);
+      followed.push(...page.body.events);
+      after = page.body.next_cursor;
+    };
+    while (!followed.some((event) => event.type === 'span_started')) await nextPage(cloud, before);
 
     await cloud.crash();
     for (let i = 0; i < 300 && (await anyProcessUsing(join(dir, 'data'))); i++) await sleep(100);
@@ -69,6 +80,14 @@ describe('a restart of the local service mid-run', () => {
       expect(attached.body.message.content).toBe('Back again');
       expect(attached.body.session).toMatchObject({ state: 'IDLE', invocation_count: 1 });
       expect(model.requests).toHaveLength(2);
+      // The follower's cursor outlives the restart: it sees what one read after the end returns.
+      while (after) await nextPage(cloud, token);
+      const whole = await call(cloud, 'GET', '/traces/crash-key/events?limit=500', { token });
+      expect(followed).toEqual(whole.body.events);
+      expect(followed.map((event) => event.type)).toEqual([
+        'attempt_started', 'span_started', 'span_ended', 'attempt_ended',
+        'attempt_started', 'span_started', 'span_ended', 'attempt_ended', 'invocation_ended',
+      ]);
     } finally {
       await cloud.stop();
     }
