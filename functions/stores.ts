@@ -5,8 +5,6 @@
  * themselves. One named factory per store, so each function's bundle keeps only the
  * implementations it uses.
  */
-import type { AgentSummary } from '#data/agents';
-import { listAgents } from '#data/agents';
 
 /** Accepting runs (`core/runs.ts`). */
 export { acceptanceStore } from '#data/acceptance';
@@ -32,8 +30,7 @@ export { sliceStore } from '#data/slice';
 export { eventStore } from '#data/events';
 /** The table and bucket probes of GET /health (`core/health.ts`). */
 export { healthProbes } from '#data/health';
-
-/** Agent names of one organization. */
-export function agentStore(organizationId: string): { list(): Promise<AgentSummary[]> } {
-  return { list: () => listAgents(organizationId) };
-}
+/** Agent names and their revisions (`core/agents.ts`). */
+export { agentStore } from '#data/agents';
+/** Invocations' traces and their search (`core/traces.ts`). */
+export { traceStore } from '#data/traces';

@@ -4,19 +4,70 @@
  * cursors that carry what the first page fixed: the payloads and attempts modes of a
  * trace, the window and filters of a search.
  */
-import { listAttempts } from '#data/attempts';
-import type { Attempt } from '#core/model';
-import { getInvocation, getSession } from '#data/invocations';
-import type { Invocation } from '#core/model';
-import { listSpans, readPayload, searchInvocations, type SearchPosition, type StoredSpan, type TraceFilters } from '#data/traces';
-import { sign, verify, type CursorScope } from './cursor';
-import { cursorKey } from '#data/cursor-key';
-
-const cursorScope = (organizationId: string): CursorScope => ({ organizationId, cursorKey });
-import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
+import { z } from 'zod';
 import { costOf, config } from '#kit/config';
 import { spansExpired } from '#kit/retention';
 import { totalUsage } from './attempts';
+import { sign, verify, type CursorKind, type CursorScope } from './cursor';
+import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
+import type { Attempt, Invocation, RecordedSpan, Session } from './model';
+
+/** A span as its record holds it: metadata, its payloads' descriptors and its place in the list. */
+export interface StoredSpan extends Omit<RecordedSpan, 'seq'> {
+  input_bytes?: number;
+  input_sha256?: string;
+  output_bytes?: number;
+  output_sha256?: string;
+  /** Where a page that ends with this span continues (the store's own position, carried by the cursor). */
+  sk: string;
+}
+
+/** The GET /traces filters that pick an index or narrow its results. */
+export interface TraceFilters {
+  agent_name?: string;
+  agent_revision?: string;
+  status?: string;
+  session_id?: string;
+}
+
+/** The `started_at` bounds of a search, both included. */
+export interface SearchWindow {
+  since: string;
+  until: string;
+}
+
+/**
+ * An invocation as the search finds it: one recorded before acceptance required a name
+ * has neither name nor revision.
+ */
+export type ListedInvocation = Omit<Invocation, 'agent_name' | 'agent_revision'> & Partial<Pick<Invocation, 'agent_name' | 'agent_revision'>>;
+
+/** Where a search continues: the store's own position, carried by the cursor as it was given. */
+export type SearchPosition = Record<string, string>;
+
+/** What reading traces needs of one organization's records; its cursors are signed for it. */
+export interface TraceStore extends CursorScope {
+  /** An invocation, read consistently. */
+  invocation(invocationKey: string): Promise<Invocation | undefined>;
+  /** A session, read consistently. */
+  session(sessionId: string): Promise<Session | undefined>;
+  /** The invocation's attempts, oldest first, read consistently. */
+  attempts(invocationKey: string): Promise<Attempt[]>;
+  /**
+   * Up to `limit` spans, oldest first, after the span at `afterSk`: of one attempt, or of
+   * all when `attempt` is undefined; `more` says whether more are stored already. Read
+   * consistently, so a span shows as soon as it is written.
+   */
+  spans(invocationKey: string, attempt: number | undefined, afterSk: string | undefined, limit: number): Promise<{ spans: StoredSpan[]; more: boolean }>;
+  /** One payload of a span, or only its first `firstBytes`; undefined when the bucket has none. */
+  payload(invocationKey: string, spanId: string, part: 'input' | 'output', firstBytes?: number): Promise<Uint8Array | undefined>;
+  /**
+   * Up to `limit` invocations started within the window, newest first, matching every
+   * filter, from `after` on; and where to continue when more may follow (a page may be
+   * short when the store stops reading early).
+   */
+  search(filters: TraceFilters, window: SearchWindow, limit: number, after: SearchPosition | undefined): Promise<{ invocations: ListedInvocation[]; next?: SearchPosition }>;
+}
 
 /** Spans per page: the bound and the default, with and without payloads. */
 export const SPAN_PAGE_LIMITS = { withPayloads: 25, withoutPayloads: 500 } as const;
@@ -30,13 +81,12 @@ export const PAYLOAD_PREVIEW_BYTES = 4 * 1024;
 /** How far back GET /traces looks when `since` is not given. */
 export const DEFAULT_SEARCH_DAYS = 31;
 
-/** The invocation summary (TraceSummary) of the spec. */
 /**
- * An invocation as summaries show it: with its usage over all attempts (recorded with the
- * outcome; summed from `attempts` while it runs) and what that cost, when the catalogue
- * prices its model.
+ * An invocation as summaries (the spec's TraceSummary) show it: with its usage over all
+ * attempts (recorded with the outcome; summed from `attempts` while it runs) and what that
+ * cost, when the catalogue prices its model.
  */
-export function traceSummary(invocation: Invocation, now = Date.now(), attempts?: Pick<Attempt, 'usage'>[]) {
+export function traceSummary(invocation: ListedInvocation, now = Date.now(), attempts?: Pick<Attempt, 'usage'>[]) {
   const { invocation_key, session_id, agent_name, agent_revision, status, started_at, ended_at } = invocation;
   const usage = invocation.usage ?? totalUsage(attempts ?? []);
   const cost = invocation.model ? costOf(config.modelCatalogue, invocation.model, usage) : undefined;
@@ -78,11 +128,14 @@ export function textPrefix(bytes: Uint8Array, max: number): string {
 }
 
 /** A span's input or output and its descriptors, read from the bucket; null before it exists. */
-async function payload(organizationId: string, invocationKey: string, span: StoredSpan, part: 'input' | 'output') {
+async function payload(store: TraceStore, invocationKey: string, span: StoredSpan, part: 'input' | 'output') {
   const bytes = span[`${part}_bytes`];
   if (bytes === undefined) return { [part]: null };
+  // The span says the payload was stored: without it the trace cannot be answered truthfully.
+  const unreadable = () => new UnavailableError(`the ${part} payload of span ${span.id} could not be read; retry`, 2);
   const truncated = bytes > PAYLOAD_INLINE_BYTES;
-  const data = await readPayload(organizationId, invocationKey, span.id, part, truncated ? PAYLOAD_PREVIEW_BYTES : undefined);
+  const data = await store.payload(invocationKey, span.id, part, truncated ? PAYLOAD_PREVIEW_BYTES : undefined);
+  if (!data) throw unreadable();
   let value: unknown;
   if (truncated) {
     value = { truncated: true, preview: textPrefix(data, PAYLOAD_PREVIEW_BYTES) };
@@ -90,14 +143,14 @@ async function payload(organizationId: string, invocationKey: string, span: Stor
     try {
       value = JSON.parse(Buffer.from(data).toString('utf8'));
     } catch {
-      throw new UnavailableError(`the ${part} payload of span ${span.id} could not be read; retry`, 2);
+      throw unreadable();
     }
   }
   return { [part]: value, [`${part}_bytes`]: bytes, [`${part}_sha256`]: span[`${part}_sha256`], [`${part}_truncated`]: truncated };
 }
 
 /** A span as clients see it, with its payloads when asked for. */
-async function spanView(organizationId: string, invocationKey: string, span: StoredSpan, options: { payloads: boolean; superseded: boolean }) {
+async function spanView(store: TraceStore, invocationKey: string, span: StoredSpan, options: { payloads: boolean; superseded: boolean }) {
   const { id, parent_id, type, name, status, started_at, ended_at, usage } = span;
   const view = {
     id,
@@ -112,10 +165,20 @@ async function spanView(organizationId: string, invocationKey: string, span: Sto
   };
   if (!options.payloads) return view;
   const [input, output] = await Promise.all([
-    payload(organizationId, invocationKey, span, 'input'),
-    payload(organizationId, invocationKey, span, 'output'),
+    payload(store, invocationKey, span, 'input'),
+    payload(store, invocationKey, span, 'output'),
   ]);
   return { ...view, ...input, ...output };
+}
+
+/**
+ * The position a cursor of `kind` carries, as `schema` declares it. The signature proves
+ * only who wrote it: one that does not match is as invalid as a forged one.
+ */
+async function positionIn<T>(store: TraceStore, kind: CursorKind, token: string, schema: z.ZodType<T>): Promise<T> {
+  const parsed = schema.safeParse(await verify(store, kind, token));
+  if (!parsed.success) throw new InvalidInputError('invalid pagination cursor');
+  return parsed.data;
 }
 
 export interface TraceQuery {
@@ -134,14 +197,19 @@ interface TracePosition {
   sk?: string;
 }
 
+const tracePosition = z.object({
+  invocationKey: z.string(),
+  payloads: z.boolean(),
+  attempts: z.enum(['final', 'all']),
+  sk: z.string().optional(),
+}) satisfies z.ZodType<TracePosition>;
+
 /**
  * The modes of a trace page: those the cursor fixed, which a request may repeat but not
  * change, else the request's own or the defaults.
  */
-async function traceModes(organizationId: string, invocationKey: string, query: TraceQuery) {
-  const position = query.after
-    ? ((await verify(cursorScope(organizationId), 'trace', query.after)) as unknown as TracePosition)
-    : undefined;
+async function traceModes(store: TraceStore, invocationKey: string, query: TraceQuery) {
+  const position = query.after ? await positionIn(store, 'trace', query.after, tracePosition) : undefined;
   if (position && position.invocationKey !== invocationKey) throw new InvalidInputError('invalid pagination cursor: it pages another invocation');
   if (position && query.payloads !== undefined && query.payloads !== position.payloads) {
     throw new InvalidInputError(`the cursor pages with payloads=${position.payloads}; repeat that or leave payloads out`);
@@ -163,23 +231,23 @@ async function traceModes(organizationId: string, invocationKey: string, query: 
  * attempt and the failure. Once the retention window has passed, only the summary,
  * position and failure remain, whatever the cloud has not deleted yet.
  */
-export async function readTrace(organizationId: string, invocationKey: string, query: TraceQuery, now = Date.now()) {
-  const modes = await traceModes(organizationId, invocationKey, query);
-  const invocation = await getInvocation(organizationId, invocationKey);
+export async function readTrace(store: TraceStore, invocationKey: string, query: TraceQuery, now = Date.now()) {
+  const modes = await traceModes(store, invocationKey, query);
+  const invocation = await store.invocation(invocationKey);
   if (!invocation) throw new NotFoundError(`invocation ${invocationKey} not found`);
   const failure = invocation.status === 'FAILED' && invocation.failure ? { failure: invocation.failure } : {};
   if (spansExpired(invocation.started_at, now)) return { ...traceSummary(invocation, now), session_position: invocation.session_position, spans: [], ...failure };
 
-  const attempts = await listAttempts(organizationId, invocationKey);
+  const attempts = await store.attempts(invocationKey);
   const summary = traceSummary(invocation, now, attempts);
   const latest = attempts.at(-1)?.number;
   // Before the first attempt starts there is nothing to read (but spans will follow).
   const { spans, more } = latest === undefined
     ? { spans: [], more: false }
-    : await listSpans(organizationId, invocationKey, modes.attempts === 'final' ? latest : undefined, modes.afterSk, modes.limit);
+    : await store.spans(invocationKey, modes.attempts === 'final' ? latest : undefined, modes.afterSk, modes.limit);
   const views = await Promise.all(
     spans.map((span) =>
-      spanView(organizationId, invocationKey, span, { payloads: modes.payloads, superseded: modes.attempts === 'all' && span.attempt !== latest }),
+      spanView(store, invocationKey, span, { payloads: modes.payloads, superseded: modes.attempts === 'all' && span.attempt !== latest }),
     ),
   );
   // A running invocation may add spans after this page, however short it is.
@@ -193,7 +261,7 @@ export async function readTrace(organizationId: string, invocationKey: string, q
     spans: views,
     attempts: attempts.map(attemptView),
     ...failure,
-    ...(next ? { next_cursor: await sign(cursorScope(organizationId), 'trace', { ...next }) } : {}),
+    ...(next ? { next_cursor: await sign(store, 'trace', { ...next }) } : {}),
   };
 }
 
@@ -208,9 +276,15 @@ export interface TraceSearchQuery extends TraceFilters {
 interface SearchCursor {
   /** The filters and window bounds the first page was given, as given (normalized). */
   given: Record<string, string>;
-  window: { since: string; until: string };
+  window: SearchWindow;
   position: SearchPosition;
 }
+
+const searchCursor = z.object({
+  given: z.record(z.string(), z.string()),
+  window: z.object({ since: z.string(), until: z.string() }),
+  position: z.record(z.string(), z.string()),
+}) satisfies z.ZodType<SearchCursor>;
 
 const FILTER_NAMES = ['agent_name', 'agent_revision', 'status', 'session_id'] as const;
 
@@ -231,11 +305,11 @@ const sameFilters = (a: Record<string, string>, b: Record<string, string>) =>
  * last 31 days) and matching every filter given. The first page fixes window and
  * filters; later pages repeat them exactly or not at all.
  */
-export async function searchTraces(organizationId: string, query: TraceSearchQuery, now = Date.now()) {
+export async function searchTraces(store: TraceStore, query: TraceSearchQuery, now = Date.now()) {
   const given = givenFilters(query);
   let cursor: SearchCursor | undefined;
   if (query.after) {
-    cursor = (await verify(cursorScope(organizationId), 'traces', query.after)) as unknown as SearchCursor;
+    cursor = await positionIn(store, 'traces', query.after, searchCursor);
     if (Object.keys(given).length && !sameFilters(given, cursor.given)) {
       throw new InvalidInputError('the cursor pages other filters: send it with no filters or with every filter of the first page');
     }
@@ -247,15 +321,15 @@ export async function searchTraces(organizationId: string, query: TraceSearchQue
   };
   if (!(window.until > window.since)) throw new InvalidInputError(`until (${window.until}) must be after since (${window.since})`);
   const filters: TraceFilters = Object.fromEntries(FILTER_NAMES.filter((name) => first[name] !== undefined).map((name) => [name, first[name]]));
-  if (filters.session_id !== undefined && !(await getSession(organizationId, filters.session_id))) {
+  if (filters.session_id !== undefined && !(await store.session(filters.session_id))) {
     throw new NotFoundError(`session ${filters.session_id} not found`);
   }
-  const { invocations, next } = await searchInvocations(organizationId, filters, window, query.limit, cursor?.position);
+  const { invocations, next } = await store.search(filters, window, query.limit, cursor?.position);
   const page: SearchCursor | undefined = next ? { given: first, window, position: next } : undefined;
   return {
     // Usage is recorded with the outcome: a running invocation's is summed from its attempts.
     traces: await Promise.all(invocations.map(async (invocation) =>
-      traceSummary(invocation, now, invocation.usage ? undefined : await listAttempts(organizationId, invocation.invocation_key)))),
-    ...(page ? { next_cursor: await sign(cursorScope(organizationId), 'traces', { ...page }) } : {}),
+      traceSummary(invocation, now, invocation.usage ? undefined : await store.attempts(invocation.invocation_key)))),
+    ...(page ? { next_cursor: await sign(store, 'traces', { ...page }) } : {}),
   };
 }

@@ -1,39 +1,36 @@
 /** Agent names and their revisions: each distinct configuration that ran under a name. */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { AgentConfig } from '#contracts/agent';
+import { z } from 'zod';
+import { AgentConfig } from '#contracts/agent';
+import type { Agent, AgentStore, AgentSummary, Revision, RevisionDate } from '#core/agents';
 import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite } from './dynamo';
+import { entity } from './entity';
 import { keys } from './keys';
 
-export interface Revision {
-  revision: string;
-  created_at: string;
-  config: AgentConfig;
-}
+const revisionDateAttributes = { revision: z.string(), created_at: z.string() };
 
-export interface AgentSummary {
-  name: string;
-  revision_count: number;
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * A revision item. Its configuration passed the same schema when the run was accepted, so
+ * reading it back through that schema only confirms what was stored.
+ */
+const revisionEntity = entity('Revision', z.object({ ...revisionDateAttributes, config: AgentConfig }) satisfies z.ZodType<Revision>);
 
-export interface Agent extends AgentSummary {
-  current_revision: string;
-}
+/** A revision item read without its configuration. */
+const revisionDateEntity = entity('Revision', z.object(revisionDateAttributes) satisfies z.ZodType<RevisionDate>);
 
-const toRevision = (item: Record<string, unknown>): Revision => ({
-  revision: item.revision as string,
-  created_at: item.created_at as string,
-  config: item.config as AgentConfig,
-});
+const summaryAttributes = {
+  name: z.string(),
+  revision_count: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+};
 
-const toSummary = (item: Record<string, unknown>): AgentSummary => ({
-  name: item.name as string,
-  revision_count: item.revision_count as number,
-  created_at: item.created_at as string,
-  updated_at: item.updated_at as string,
-});
+/** An agent name's item as the list shows it. */
+const summaryEntity = entity('Agent', z.object(summaryAttributes) satisfies z.ZodType<AgentSummary>);
+
+/** An agent name's item with the revision its latest run used. */
+const agentEntity = entity('Agent', z.object({ ...summaryAttributes, current_revision: z.string() }) satisfies z.ZodType<Agent>);
 
 /**
  * Records that a configuration ran under a name. The first run of a configuration creates
@@ -91,12 +88,12 @@ export async function getRevision(
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.revision(organizationId, name, revision), ConsistentRead: options.consistent }),
   );
-  return Item && toRevision(Item);
+  return revisionEntity.parseOptional(Item);
 }
 
 /** Agent names of an organization, in sort key (code point) order of the name. */
 export async function listAgents(organizationId: string): Promise<AgentSummary[]> {
-  return (await queryPrefix(keys.agentsOf(organizationId))).map(toSummary);
+  return (await queryPrefix(keys.agentsOf(organizationId))).map(summaryEntity.parse);
 }
 
 /** One agent name with its current revision, read strongly consistent. */
@@ -104,14 +101,24 @@ export async function getAgent(organizationId: string, name: string): Promise<Ag
   const { Item } = await dynamo.send(
     new GetCommand({ TableName: config.tableName, Key: keys.agent(organizationId, name), ConsistentRead: true }),
   );
-  return Item && { ...toSummary(Item), current_revision: Item.current_revision };
+  return agentEntity.parseOptional(Item);
 }
 
 /**
  * Every revision of an agent name, without its configuration (which can be large), read
  * strongly consistent, by revision id (not time).
  */
-export async function listRevisionDates(organizationId: string, name: string): Promise<Pick<Revision, 'revision' | 'created_at'>[]> {
+export async function listRevisionDates(organizationId: string, name: string): Promise<RevisionDate[]> {
   const items = await queryPrefix(keys.revisionsOf(organizationId, name), { consistent: true, attributes: ['revision', 'created_at'] });
-  return items.map((item) => ({ revision: item.revision as string, created_at: item.created_at as string }));
+  return items.map(revisionDateEntity.parse);
+}
+
+/** The agent names of `organizationId` and their revisions (`core/agents.ts` declares the store). */
+export function agentStore(organizationId: string): AgentStore {
+  return {
+    list: () => listAgents(organizationId),
+    agent: (name) => getAgent(organizationId, name),
+    revision: (name, revision, options) => getRevision(organizationId, name, revision, options),
+    revisionDates: (name) => listRevisionDates(organizationId, name),
+  };
 }

@@ -35,7 +35,8 @@ export const sessionEntity = entity('Session', sessionSchema);
 /** A session as the sessions index lists it: with the sort key the next page starts after. */
 const listedSessionEntity = entity('Session', sessionSchema.extend({ gsi1sk: z.string() }));
 
-export const invocationEntity = entity('Invocation', z.object({
+/** An invocation item's attributes (the trace indexes read the same items). */
+export const invocationSchema = z.object({
   invocation_key: z.string(),
   session_id: z.string(),
   session_position: z.number(),
@@ -51,7 +52,9 @@ export const invocationEntity = entity('Invocation', z.object({
   cancelled: z.literal(true).optional(),
   model: z.object({ provider: z.string(), name: z.string() }).optional(),
   usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).optional(),
-}) satisfies z.ZodType<Invocation>);
+}) satisfies z.ZodType<Invocation>;
+
+export const invocationEntity = entity('Invocation', invocationSchema);
 
 /** What names an invocation of a session, by its position there. */
 const invocationRefEntity = entity('InvocationRef', z.object({ invocation_key: z.string() }));

@@ -3,49 +3,52 @@
  * of an organization's invocations through the sparse trace indexes (`keys.traceListing`).
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
 import { config } from '#kit/config';
 import { UnavailableError } from '#core/errors';
+import type { RecordedSpan } from '#core/model';
+import type { ListedInvocation, SearchPosition, SearchWindow, StoredSpan, TraceFilters, TraceStore } from '#core/traces';
+import { listAttempts, usageSchema } from './attempts';
+import { cursorKey } from './cursor-key';
 import { dynamo, queryPage } from './dynamo';
-import type { Invocation } from '#core/model';
+import { entity } from './entity';
+import { getInvocation, getSession, invocationSchema } from './invocations';
 import { keys } from './keys';
 import { getBytes, payloadKey } from './payloads';
 
-/** A span as its item records it. */
-export interface StoredSpan {
-  id: string;
-  type: 'model_call' | 'tool_call';
-  name: string;
-  parent_id: string | null;
-  attempt: number;
-  status: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
-  started_at: string;
-  ended_at?: string;
-  usage: { input_tokens: number; output_tokens: number } | null;
-  input_bytes?: number;
-  input_sha256?: string;
-  output_bytes?: number;
-  output_sha256?: string;
-  /** The item's sort key: where the next page continues. */
-  sk: string;
+/** A span item: metadata and its payloads' descriptors (the payloads live in the bucket). */
+const spanEntity = entity('Span', z.object({
+  id: z.string(),
+  span_type: z.enum(['model_call', 'tool_call']),
+  name: z.string(),
+  parent_id: z.string().nullable().default(null),
+  attempt: z.number(),
+  status: z.enum(['RUNNING', 'SUCCEEDED', 'FAILED']),
+  started_at: z.string(),
+  ended_at: z.string().optional(),
+  usage: usageSchema.nullable().default(null),
+  input_bytes: z.number().optional(),
+  input_sha256: z.string().optional(),
+  output_bytes: z.number().optional(),
+  output_sha256: z.string().optional(),
+  sk: z.string(),
+}));
+
+function storedSpan(item: Record<string, unknown>): StoredSpan {
+  const { span_type, ...span } = spanEntity.parse(item);
+  return { ...span, type: span_type };
 }
 
-const toSpan = (item: Record<string, unknown>) =>
-  ({
-    id: item.id,
-    type: item.span_type,
-    name: item.name,
-    parent_id: item.parent_id ?? null,
-    attempt: item.attempt,
-    status: item.status,
-    started_at: item.started_at,
-    ended_at: item.ended_at,
-    usage: item.usage ?? null,
-    input_bytes: item.input_bytes,
-    input_sha256: item.input_sha256,
-    output_bytes: item.output_bytes,
-    output_sha256: item.output_sha256,
-    sk: item.sk,
-  }) as StoredSpan;
+/**
+ * An invocation item as the trace indexes give it (they project every attribute), with the
+ * keys a search continues from. Items written before acceptance required a name lack it.
+ */
+const listedInvocationEntity = entity('Invocation', invocationSchema
+  .partial({ agent_name: true, agent_revision: true })
+  .extend({ pk: z.string(), sk: z.string() }) satisfies z.ZodType<ListedInvocation>);
+
+/** Where a search stopped in a trace index: the keys of its last item read, all strings in this table. */
+const indexPositionEntity = entity('TraceIndexKey', z.record(z.string(), z.string()) satisfies z.ZodType<SearchPosition>);
 
 // Attempt numbers and sequences are zero-padded to 3 and 6 digits in the sort key.
 const LAST_ATTEMPT = 999;
@@ -67,7 +70,7 @@ function isTransient(error: unknown): boolean {
  * `afterSk`: of one attempt, or of all when `attempt` is undefined. `more` says whether
  * more are stored already. Read consistently, so a span is visible as soon as it is written.
  */
-export async function listSpans(
+async function listSpans(
   organizationId: string,
   invocationKey: string,
   attempt: number | undefined,
@@ -89,7 +92,7 @@ export async function listSpans(
       limit,
       start,
     );
-    return { spans: items.map(toSpan), more };
+    return { spans: items.map(storedSpan), more };
   } catch (error) {
     if (isTransient(error)) throw new UnavailableError('the trace spans could not be read; retry', 1);
     throw error;
@@ -97,37 +100,31 @@ export async function listSpans(
 }
 
 /**
- * One payload of a span, or only its first `firstBytes`. A payload the span records but
- * the bucket cannot give (missing object, bucket unreachable) is UnavailableError: the
- * span says it was stored, so the trace cannot be answered truthfully without it.
+ * Up to `limit` spans of an invocation from span `seq` of attempt `attempt` on (that one
+ * included), oldest first, with their position within their attempt: what events derive from.
  */
-export async function readPayload(
+export async function spansFrom(organizationId: string, invocationKey: string, attempt: number, seq: number, limit: number): Promise<{ spans: RecordedSpan[]; more: boolean }> {
+  const { spans, more } = await listSpans(organizationId, invocationKey, undefined, keys.span(organizationId, invocationKey, attempt, seq - 1).sk, limit);
+  return { spans: spans.map(({ sk, input_bytes: _i, input_sha256: _is, output_bytes: _o, output_sha256: _os, ...span }) => ({ ...span, seq: Number(sk.slice(sk.lastIndexOf('#') + 1)) })), more };
+}
+
+/**
+ * One payload of a span, or only its first `firstBytes`; undefined when the bucket has no
+ * such object. A bucket that cannot be read is UnavailableError, whatever the reason.
+ */
+async function readPayload(
   organizationId: string,
   invocationKey: string,
   spanId: string,
   part: 'input' | 'output',
   firstBytes?: number,
-): Promise<Uint8Array> {
-  let bytes: Uint8Array | undefined;
+): Promise<Uint8Array | undefined> {
   try {
-    bytes = await getBytes(payloadKey(organizationId, invocationKey, spanId, part), firstBytes);
+    return await getBytes(payloadKey(organizationId, invocationKey, spanId, part), firstBytes);
   } catch {
     throw new UnavailableError('the span payloads could not be read; retry', 2);
   }
-  if (!bytes) throw new UnavailableError(`the ${part} payload of span ${spanId} could not be read; retry`, 2);
-  return bytes;
 }
-
-/** The GET /traces filters that pick an index or narrow its results. */
-export interface TraceFilters {
-  agent_name?: string;
-  agent_revision?: string;
-  status?: string;
-  session_id?: string;
-}
-
-/** Where a search continues: the last evaluated position in its index. */
-export type SearchPosition = Record<string, string>;
 
 // Each read fetches up to 1 MB; a request reads at most this many before it answers a
 // short page with a cursor, so a filter that rarely matches cannot run past the timeout.
@@ -173,15 +170,15 @@ const indexFilter = { agent_name: 'agent', agent_revision: 'revision', status: '
  * more may follow. Reads pages until the page is full or the window is exhausted (or the
  * read budget is spent, which answers a short page with a position).
  */
-export async function searchInvocations(
+async function searchInvocations(
   organizationId: string,
   filters: TraceFilters,
-  window: { since: string; until: string },
+  window: SearchWindow,
   limit: number,
   after: SearchPosition | undefined,
-): Promise<{ invocations: Invocation[]; next?: SearchPosition }> {
+): Promise<{ invocations: ListedInvocation[]; next?: SearchPosition }> {
   const { index, filter } = plan(organizationId, filters);
-  const found: Record<string, unknown>[] = [];
+  const found: ReturnType<typeof listedInvocationEntity.parse>[] = [];
   let startKey: Record<string, unknown> | undefined = after;
   for (let read = 0; read < MAX_READS_PER_PAGE; read++) {
     const wanted = limit + 1 - found.length;
@@ -198,15 +195,28 @@ export async function searchInvocations(
         ExclusiveStartKey: startKey,
       }),
     );
-    found.push(...(page.Items ?? []));
+    found.push(...(page.Items ?? []).map(listedInvocationEntity.parse));
     startKey = page.LastEvaluatedKey;
     if (found.length > limit) {
       // Full, and one more is known to follow: continue after the last one returned.
       const last = found[limit - 1]!;
-      const position: SearchPosition = { pk: String(last.pk), sk: String(last.sk), [index.attribute]: index.value, started_at: String(last.started_at) };
-      return { invocations: found.slice(0, limit) as unknown as Invocation[], next: position };
+      return { invocations: found.slice(0, limit), next: { pk: last.pk, sk: last.sk, [index.attribute]: index.value, started_at: last.started_at } };
     }
-    if (!startKey) return { invocations: found as unknown as Invocation[] };
+    if (!startKey) return { invocations: found };
   }
-  return { invocations: found as unknown as Invocation[], next: startKey as SearchPosition };
+  return { invocations: found, next: indexPositionEntity.parseOptional(startKey) };
+}
+
+/** The traces of `organizationId`'s invocations (`core/traces.ts` declares the store). */
+export function traceStore(organizationId: string): TraceStore {
+  return {
+    organizationId,
+    cursorKey,
+    invocation: (invocationKey) => getInvocation(organizationId, invocationKey),
+    session: (sessionId) => getSession(organizationId, sessionId),
+    attempts: (invocationKey) => listAttempts(organizationId, invocationKey),
+    spans: (invocationKey, attempt, afterSk, limit) => listSpans(organizationId, invocationKey, attempt, afterSk, limit),
+    payload: (invocationKey, spanId, part, firstBytes) => readPayload(organizationId, invocationKey, spanId, part, firstBytes),
+    search: (filters, window, limit, after) => searchInvocations(organizationId, filters, window, limit, after),
+  };
 }
