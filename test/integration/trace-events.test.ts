@@ -156,6 +156,9 @@ describe('GET /traces/{invocation_key}/events', () => {
     await start(other.token, 'f5', 'follow-5', 'theirs');
     const theirs = await events(other.token, 'follow-5', { limit: 1 });
     expect((await events(token, 'follow-5', { after: theirs.body.next_cursor })).status).toBe(400);
+    // Both runs take their scripted answers before the next test scripts its own.
+    await follow(other.token, 'follow-5', 100);
+    await follow(token, 'follow-6', 100);
   });
 
   it('summaries carry usage over all attempts and, for a priced model, its cost', async () => {
