@@ -164,6 +164,9 @@ export async function finishInvocation(store: AttemptStore, invocationKey: strin
     messageCount: session.message_count,
     usage: totalUsage(attempts),
     ...(failure ? { failure } : { answer: last!.answer ?? '' }),
+    // A cancel ends the attempt before it records the outcome: the execution, finding the
+    // attempt ended, may record it first, and it is the cancel's all the same.
+    ...(failure?.message === CANCELLED ? { cancelled: true as const } : {}),
   });
   if (recorded) countOutcome(failure);
 }

@@ -171,4 +171,20 @@ describe('cancelInvocation', () => {
   it('knows no other key', async () => {
     await expect(cancelInvocation(memoryAttemptStore(), engine(), 'nope')).rejects.toBeInstanceOf(NotFoundError);
   });
+
+  it('stays a cancel when the execution records the outcome between the cancel ending the attempt and recording it', async () => {
+    const store = memoryAttemptStore();
+    await startNextAttempt(store, 'key-1');
+    const recordOutcome = store.recordOutcome.bind(store);
+    // The execution's own RecordOutcome runs first, finding the attempt the cancel ended.
+    store.recordOutcome = async (outcome) => {
+      await finishInvocation({ ...store, recordOutcome }, 'key-1', { Error: 'InvocationEndedError' });
+      return recordOutcome(outcome);
+    };
+
+    const answer = await cancelInvocation(store, engine(), 'key-1');
+
+    expect(answer.cancelled).toBe(true);
+    expect(answer.invocation).toMatchObject({ status: 'FAILED', cancelled: true });
+  });
 });
