@@ -5,6 +5,7 @@
 import './quiet';
 import { spawnChild, typeScriptEntry } from '#local/child-process';
 import { startLocalCloud } from '#local/cloud';
+import { benchConsole } from './console';
 import { benchFollow } from './follow';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
@@ -21,6 +22,7 @@ try {
   await benchTraces(cloud);
   await benchWorkspace(cloud);
   await benchFollow(cloud);
+  await benchConsole(cloud);
 } finally {
   await cloud.stop();
 }

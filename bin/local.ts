@@ -59,6 +59,7 @@ try {
     const where = memory ? 'in memory, nothing kept' : `data in ${dataDirText.endsWith('/') ? dataDirText : `${dataDirText}/`}`;
     for (const warning of cloud.warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write(`Agent Session Service listening on ${cloud.baseUrl} (${where})\n`);
+    process.stdout.write(`Console: ${cloud.baseUrl}/console/ (sign in with any email of FOUNDER_EMAILS, dev@localhost by default)\n`);
   }
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error);

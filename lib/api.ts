@@ -1,6 +1,6 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { CorsHttpMethod, HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -37,7 +37,14 @@ export interface ApiProps {
   readonly cursorKey: ISecret;
   /** Variables every route that authenticates its caller needs: token issuer and audience, beta settings. */
   readonly authenticatedEnvironment: Readonly<Record<string, string>>;
+  /** The one browser origin that may call the API (the web console's), `https://<host>`. */
+  readonly corsOrigin: string;
 }
+
+/** Request headers a browser may send beyond the CORS-safelisted ones. */
+const CORS_REQUEST_HEADERS = ['authorization', 'content-type', 'idempotency-key'];
+/** Response headers a browser script may read beyond the CORS-safelisted ones. */
+const CORS_EXPOSED_HEADERS = ['idempotency-key', 'retry-after'];
 
 /**
  * The HTTP API: one route and one function per route table entry. There is no API Gateway
@@ -53,6 +60,14 @@ export class Api extends Construct {
     this.httpApi = new HttpApi(this, 'HttpApi', {
       description: 'Agent Session Service',
       createDefaultStage: false,
+      // Callers authenticate with bearer tokens, never cookies: no credentials to allow.
+      corsPreflight: {
+        allowOrigins: [props.corsOrigin],
+        allowMethods: [...new Set(props.routes.map((route) => CorsHttpMethod[route.method]))],
+        allowHeaders: CORS_REQUEST_HEADERS,
+        exposeHeaders: CORS_EXPOSED_HEADERS,
+        maxAge: Duration.hours(1),
+      },
     });
     this.stage = this.httpApi.addStage('DefaultStage', {
       stageName: '$default',

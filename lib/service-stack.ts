@@ -6,6 +6,7 @@ import { routes } from '#functions/routes';
 import { ENV } from '#kit/env';
 import { Api } from './api';
 import { Auth } from './auth';
+import { Console } from './console';
 import { Observability } from './observability';
 import { Payloads } from './payloads';
 import { ServiceTable } from './table';
@@ -38,6 +39,12 @@ export interface ServiceStackProps extends StackProps {
    * @default 1
    */
   readonly failedRunsAlarmThreshold?: number;
+  /**
+   * The hosted sign-in's Cognito domain prefix (`https://<prefix>.auth.<region>.amazoncognito.com`),
+   * unique within the region.
+   * @default the stack name and the account, e.g. `agentsessionservice-123456789012`
+   */
+  readonly consoleDomainPrefix?: string;
 }
 
 /** The span retention the interface spec names (90 days). */
@@ -48,12 +55,18 @@ const DEFAULT_STACK_NAME = 'AgentSessionService';
 /** Secret names may hold letters, digits and `/_+=.@-`; the prefix must too. */
 const SECRET_PREFIX_PATTERN = /^[A-Za-z0-9/_+=.@-]+$/;
 
-/** The whole service in one stack: API and functions, workflow, table, payload bucket, user pool. */
+/** Cognito domain prefixes: lowercase letters, digits and inner hyphens, at most 63 characters. */
+const DOMAIN_PREFIX_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** Words Cognito refuses in a domain prefix. */
+const RESERVED_DOMAIN_WORDS = /aws|amazon|cognito/g;
+
+/** The whole service in one stack: API and functions, workflow, table, payload bucket, user pool, web console. */
 export class ServiceStack extends Stack {
   /**
    * The stack as `cdk deploy -c name=value` describes it: `stackName`, `founderEmails`,
    * `invocationQuota`, `modelCatalogue`, `tableDeletionProtection`, `secretPrefix`,
-   * `attemptTimeoutSeconds`, `maxAttempts`, `spanRetentionDays`, `failedRunsAlarmThreshold`.
+   * `attemptTimeoutSeconds`, `maxAttempts`, `spanRetentionDays`, `failedRunsAlarmThreshold`,
+   * `consoleDomainPrefix`.
    */
   static fromContext(app: App): ServiceStack {
     const context = (name: string): unknown => app.node.tryGetContext(name);
@@ -75,6 +88,7 @@ export class ServiceStack extends Stack {
       maxAttempts: optionalInteger('maxAttempts'),
       spanRetentionDays: optionalInteger('spanRetentionDays'),
       failedRunsAlarmThreshold: optionalInteger('failedRunsAlarmThreshold'),
+      consoleDomainPrefix: optionalString(context('consoleDomainPrefix')),
     });
   }
 
@@ -82,6 +96,11 @@ export class ServiceStack extends Stack {
     super(scope, id, props);
     if (!SECRET_PREFIX_PATTERN.test(props.secretPrefix)) {
       throw new Error(`secretPrefix "${props.secretPrefix}" may hold only letters, digits and /_+=.@-`);
+    }
+    if (props.consoleDomainPrefix !== undefined && !isDomainPrefix(props.consoleDomainPrefix)) {
+      throw new Error(
+        `consoleDomainPrefix "${props.consoleDomainPrefix}" must be 1 to 63 lowercase letters, digits and inner hyphens, without aws, amazon or cognito`,
+      );
     }
     if (props.founderEmails.length === 0) {
       Annotations.of(this).addWarningV2(
@@ -94,7 +113,7 @@ export class ServiceStack extends Stack {
     const spanRetentionDays = props.spanRetentionDays ?? DEFAULT_SPAN_RETENTION_DAYS;
     const { table } = new ServiceTable(this, 'Table', { deletionProtection: props.tableDeletionProtection });
     const { bucket } = new Payloads(this, 'Payloads', { retentionDays: spanRetentionDays });
-    const auth = new Auth(this, 'Auth');
+    const auth = new Auth(this, 'Auth', { domainPrefix: props.consoleDomainPrefix ?? defaultDomainPrefix(this.stackName, this.account) });
     const { stateMachine } = new Workflow(this, 'Workflow', {
       table,
       payloads: bucket,
@@ -116,6 +135,14 @@ export class ServiceStack extends Stack {
       id: 'AwsSolutions-SMG4',
       reason: 'The cursor key is not rotated automatically: rotating it only invalidates the cursors clients hold, which an operator may do by hand.',
     });
+    // The API admits the console's origin (CORS), so it waits for the distribution; the
+    // distribution cannot also wait for the API (CloudFormation refuses the cycle), so the
+    // console's CSP names this region's API Gateway hosts rather than the API's own.
+    const webConsole = new Console(this, 'Console', {
+      apiSource: `https://*.execute-api.${this.region}.${this.urlSuffix}`,
+      signInOrigin: auth.signInUrl,
+    });
+    const webClient = auth.addWebClient({ callbackUrl: webConsole.callbackUrl, signOutUrl: webConsole.url });
     const api = new Api(this, 'Api', {
       routes,
       cursorKey,
@@ -126,16 +153,22 @@ export class ServiceStack extends Stack {
       spanRetentionSeconds: spanRetentionDays * 86_400,
       authenticatedEnvironment: {
         [ENV.authIssuer]: auth.issuer,
-        [ENV.authAudience]: auth.audience,
+        [ENV.authAudience]: webClient.userPoolClientId,
         ...(props.founderEmails.length ? { [ENV.founderEmails]: props.founderEmails.join(',') } : {}),
         [ENV.invocationQuota]: String(props.invocationQuota),
         ...(props.modelCatalogue ? { [ENV.modelCatalogue]: props.modelCatalogue } : {}),
       },
+      corsOrigin: webConsole.origin,
+    });
+    webConsole.publish({
+      apiUrl: api.httpApi.apiEndpoint,
+      signIn: { kind: 'cognito', domain: auth.signInUrl, clientId: webClient.userPoolClientId, redirectUri: webConsole.callbackUrl },
     });
 
     new CfnOutput(this, 'ApiUrl', { value: api.stage.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'UserPoolId', { value: auth.userPool.userPoolId });
-    new CfnOutput(this, 'UserPoolClientId', { value: auth.client.userPoolClientId });
+    new CfnOutput(this, 'UserPoolClientId', { value: webClient.userPoolClientId });
+    new CfnOutput(this, 'ConsoleUrl', { value: webConsole.url, description: 'The web console' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'PayloadBucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: 'The invocation state machine' });
@@ -143,6 +176,22 @@ export class ServiceStack extends Stack {
     const observability = new Observability(this, 'Observability', { failedRunsThreshold: props.failedRunsAlarmThreshold ?? 1 });
     new CfnOutput(this, 'DashboardName', { value: observability.dashboard.dashboardName, description: 'CloudWatch dashboard of invocations, tokens, latency and errors' });
   }
+}
+
+function isDomainPrefix(prefix: string): boolean {
+  return DOMAIN_PREFIX_PATTERN.test(prefix) && !prefix.match(RESERVED_DOMAIN_WORDS);
+}
+
+/** `<stack name>-<account>`, made a valid domain prefix: the account keeps it unique across accounts. */
+function defaultDomainPrefix(stackName: string, account: string): string {
+  const name = stackName
+    .toLowerCase()
+    .replace(RESERVED_DOMAIN_WORDS, '')
+    .replace(/[^a-z0-9]+/g, '-')
+    // Room for `-` and a 12-digit account within 63 characters.
+    .slice(0, 50)
+    .replace(/^-+|-+$/g, '');
+  return `${name || 'agent-sessions'}-${account}`;
 }
 
 function optionalString(value: unknown): string | undefined {

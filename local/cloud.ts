@@ -16,6 +16,7 @@ import { ENV } from '#kit/env';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
 import { invocationStateMachine } from '#functions/workflow/definition';
+import { createConsoleSite } from '../console/site';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
 import { AwsServiceError, startAwsJsonServer, type AwsJsonService } from './aws-json';
 import { ensureTable, localDynamoDbClient, startDynamoDb, warmUpDynamoDb } from './dynamodb';
@@ -263,9 +264,11 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       issuer: () => `${baseUrl}/local`,
       keyFile: dataDir ? join(dataDir, 'signing-key.json') : null,
     });
+    // The web console under /console/, built (or read from the cache) while the cloud starts.
+    const consoleSite = createConsoleSite({ apiUrl: () => baseUrl });
     // Listen before starting the emulators: a taken port fails in milliseconds, not after
     // two seconds of JVM start-up. Requests wait for `ready`.
-    const gateway = await startGateway({ host, port, routes: [...serviceRoutes, ...signIn.routes], ready });
+    const gateway = await startGateway({ host, port, routes: [...serviceRoutes, ...signIn.routes, ...consoleSite.routes], ready });
     baseUrl = baseUrlFor(host, gateway.address.port);
     const env = staticEnv(`${baseUrl}/local`, options.env ?? {});
     applyEnv(env);
@@ -390,7 +393,15 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
     // for them). Ready means warm: the handlers loaded, the kept-warm environments (RunSteps'
     // and the terminal sandbox's) initialized and DynamoDB Local's JVM past its first
     // requests, so the first runs after start are about as quick as later ones.
-    await Promise.all([gateway.preload(), stepFunctions!.activate(), lambda!.warmed, warmUpDynamoDb(dynamodb.endpoint, tableSchema)]);
+    const [, , , , consoleFailure] = await Promise.all([
+      gateway.preload(),
+      stepFunctions!.activate(),
+      lambda!.warmed,
+      warmUpDynamoDb(dynamodb.endpoint, tableSchema),
+      consoleSite.loaded,
+    ]);
+    // The API serves without the console; /console/ answers why not.
+    if (consoleFailure) warnings.push(consoleFailure);
     release();
 
     let stopping: Promise<void> | undefined;

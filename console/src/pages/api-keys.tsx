@@ -1,0 +1,114 @@
+/** Organization API keys: create (the key is shown once) and revoke. */
+import { useState } from 'preact/hooks';
+import type { CreatedToken } from '../../../client/index';
+import { api } from '../api';
+import { ConfirmButton, CopyButton, ErrorMessage, Loading, PageHeader, Time, useAsync } from '../components';
+
+export function ApiKeysPage() {
+  const tokens = useAsync(() => api().tokens.list(), []);
+  const [created, setCreated] = useState<CreatedToken>();
+  return (
+    <>
+      <PageHeader title="API keys" />
+      <CreateKey
+        onCreated={(token) => {
+          setCreated(token);
+          tokens.reload();
+        }}
+      />
+      {created ? (
+        <section class="once" data-testid="created-key" aria-label="New API key">
+          <p>
+            The key <strong>{created.name}</strong>. Copy it now: it is not shown again.
+          </p>
+          <code class="secret-once" data-testid="created-key-value">
+            {created.key}
+          </code>
+          <div class="form-actions">
+            <CopyButton text={created.key} label="Copy key" testId="copy-key" />
+            <button type="button" class="secondary small" data-testid="dismiss-key" onClick={() => setCreated(undefined)}>
+              Done
+            </button>
+          </div>
+        </section>
+      ) : null}
+      <ErrorMessage error={tokens.error} />
+      {tokens.loading && !tokens.data ? <Loading /> : null}
+      {tokens.data ? (
+        tokens.data.tokens.length === 0 ? (
+          <p class="empty">No API keys.</p>
+        ) : (
+          <div class="table-scroll">
+            <table data-testid="api-keys">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.data.tokens.map((token) => (
+                  <tr key={token.id} data-testid="api-key-row" data-key-id={token.id}>
+                    <td>{token.name}</td>
+                    <td>
+                      <code>{token.key_prefix}…</code>
+                    </td>
+                    <td>
+                      <Time iso={token.created_at} />
+                    </td>
+                    <td>{token.last_used_at ? <Time iso={token.last_used_at} /> : 'never'}</td>
+                    <td>
+                      <ConfirmButton
+                        label="Revoke"
+                        testId="revoke-key"
+                        onConfirm={async () => {
+                          await api().tokens.delete(token.id);
+                          if (created?.id === token.id) setCreated(undefined);
+                          tokens.reload();
+                        }}
+                      />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )
+      ) : null}
+    </>
+  );
+}
+
+function CreateKey({ onCreated }: { onCreated: (token: CreatedToken) => void }) {
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onCreated(await api().tokens.create({ name: name.trim() }));
+      setName('');
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="inline-form" onSubmit={submit} aria-label="New API key">
+      <label for="key-name">Name</label>
+      <input id="key-name" data-testid="key-name" value={name} required maxLength={100} onInput={(event) => setName(event.currentTarget.value)} />
+      <button type="submit" disabled={busy} data-testid="key-create">
+        {busy ? 'Creating…' : 'Create key'}
+      </button>
+      <ErrorMessage error={error} />
+    </form>
+  );
+}
