@@ -65,6 +65,8 @@ export const routes = [
   { method: 'GET', path: '/traces', handler: 'list-traces', auth: 'principal', access: [...authenticated, 'cursors'] },
   // Reads span payloads from the bucket; never writes them.
   { method: 'GET', path: '/traces/{invocation_key}', handler: 'get-trace', auth: 'principal', access: [...authenticated, 'payloads:read', 'cursors'] },
+  // One span with its payloads, read from the bucket.
+  { method: 'GET', path: '/traces/{invocation_key}/spans/{span_id}', handler: 'get-trace-span', auth: 'principal', access: [...authenticated, 'payloads:read'] },
   // Long-polls up to 20 s (wait_seconds), well below API Gateway's ~29 s.
   { method: 'GET', path: '/traces/{invocation_key}/events', handler: 'get-trace-events', auth: 'principal', access: [...authenticated, 'cursors'], timeoutSeconds: 30 },
   // Records the outcome, then stops the execution.

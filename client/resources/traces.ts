@@ -40,6 +40,11 @@ export class Traces {
     );
   }
 
+  /** One span of invocation `invocationKey` with its payloads, by id (`inv-<n>.att-<a>.<seq>`). */
+  async span(invocationKey: string, spanId: string, options: RequestOptions = {}): Promise<Span> {
+    return this.transport.get<Span>({ path: path`/traces/${invocationKey}/spans/${spanId}` }, options);
+  }
+
   /**
    * Follows invocation `invocationKey`: iterate for its events, each once and in order,
    * until `invocation_ended`. Long-polls (`wait_seconds`, default 20) and carries on from

@@ -2,7 +2,7 @@
  * The trace page's model, apart from rendering: spans by id (from pages and from live
  * events), the tree rows to show, the timeline's scale, and the payloads fetched on demand.
  */
-import type { Attempt, Span, TraceEvent, TraceGetResponse } from '../../client/index';
+import type { Attempt, Span, TraceEvent } from '../../client/index';
 
 /** Where a span sits: `inv-<position>.att-<attempt>.<seq>`. */
 export function spanPosition(id: string): { attempt: number; seq: number } {
@@ -128,66 +128,33 @@ export function applyEvent(spans: Map<string, Span>, attempts: Map<number, Attem
 /** The payload fields of one span (`payloads=true`). */
 export type SpanPayloads = Pick<Span, 'input' | 'input_bytes' | 'input_sha256' | 'input_truncated' | 'output' | 'output_bytes' | 'output_sha256' | 'output_truncated'>;
 
-type Mode = 'final' | 'all';
-
-/** Payload pages hold 25 spans at most (the API's bound with payloads). */
-const PAYLOAD_PAGE = 25;
-/** Spans whose payloads stay in memory (the latest fetched); others are fetched again from their page's cursor. */
+/** Spans whose payloads stay in memory (the latest fetched); others are fetched again. */
 const KEPT_SPANS = 200;
 
-interface PayloadPage {
-  /** The cursor this page starts at (undefined for the first). */
-  after: string | undefined;
-  ids: string[];
-}
-
 /**
- * A span's payloads, fetched on demand. The API serves payloads only in pages of up to 25
- * from a signed cursor, so reaching a span walks the pages before it once; each page's
- * start cursor is remembered, so a span already passed is one request away after that.
+ * A span's payloads, fetched on demand one span at a time (`GET /traces/{key}/spans/{id}`),
+ * so any span of a long trace opens in one request; the latest ones fetched are kept.
  */
 export class PayloadLoader {
-  private readonly pages: Record<Mode, PayloadPage[]> = { final: [], all: [] };
-  /** Where the walk goes on: undefined before the first page, null once the last page was read. */
-  private readonly next: Record<Mode, string | undefined | null> = { final: undefined, all: undefined };
   private readonly kept = new Map<string, SpanPayloads>();
-  private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly fetchPage: (mode: Mode, after: string | undefined, limit: number) => Promise<TraceGetResponse>) {}
+  /** `fetchSpan` answers undefined for a span not readable (yet: spans become readable seconds after they happen). */
+  constructor(private readonly fetchSpan: (spanId: string) => Promise<Span | undefined>) {}
 
-  /** The span's payloads; undefined when no page holds it (yet: spans become readable seconds after they happen). */
-  get(span: Span, latestAttempt: number): Promise<SpanPayloads | undefined> {
-    // One walk at a time: two expansions never fetch the same pages twice.
-    const result = this.queue.then(async () => {
-      const mode: Mode = span.superseded || spanPosition(span.id).attempt < latestAttempt ? 'all' : 'final';
-      return (await this.find(mode, span.id)) ?? (mode === 'final' ? this.find('all', span.id) : undefined);
-    });
-    this.queue = result.catch(() => undefined);
-    return result;
-  }
-
-  private async find(mode: Mode, id: string): Promise<SpanPayloads | undefined> {
-    const cached = this.kept.get(id);
-    if (cached) {
-      this.keep(id, cached);
+  /** The span's payloads; undefined when it is not readable yet. A span still running is fetched again each time. */
+  async get(span: Span): Promise<SpanPayloads | undefined> {
+    const cached = this.kept.get(span.id);
+    if (cached && span.ended_at !== null) {
+      this.keep(span.id, cached);
       return cached;
     }
-    const known = this.pages[mode].find((page) => page.ids.includes(id));
-    if (known) {
-      await this.load(mode, known.after);
-      return this.kept.get(id);
-    }
-    for (;;) {
-      const after = this.next[mode];
-      if (after === null) return undefined;
-      const response = await this.load(mode, after);
-      // A running invocation always has a next cursor: an empty page means nothing more is readable yet.
-      if (response.spans.length === 0 && response.next_cursor) return undefined;
-      const ids = response.spans.map((span) => span.id);
-      this.pages[mode].push({ after, ids });
-      this.next[mode] = response.next_cursor ?? null;
-      if (ids.includes(id)) return this.kept.get(id);
-    }
+    const read = await this.fetchSpan(span.id);
+    if (!read) return undefined;
+    const { input, input_bytes, input_sha256, input_truncated, output, output_bytes, output_sha256, output_truncated } = read;
+    const payloads = { input, input_bytes, input_sha256, input_truncated, output, output_bytes, output_sha256, output_truncated };
+    // Kept once the span has ended: its output does not change after.
+    if (read.ended_at !== null) this.keep(span.id, payloads);
+    return payloads;
   }
 
   private keep(id: string, payloads: SpanPayloads): void {
@@ -197,14 +164,5 @@ export class PayloadLoader {
       if (this.kept.size <= KEPT_SPANS) break;
       this.kept.delete(oldest);
     }
-  }
-
-  private async load(mode: Mode, after: string | undefined): Promise<TraceGetResponse> {
-    const response = await this.fetchPage(mode, after, PAYLOAD_PAGE);
-    for (const span of response.spans) {
-      const { input, input_bytes, input_sha256, input_truncated, output, output_bytes, output_sha256, output_truncated } = span;
-      this.keep(span.id, { input, input_bytes, input_sha256, input_truncated, output, output_bytes, output_sha256, output_truncated });
-    }
-    return response;
   }
 }

@@ -24,7 +24,7 @@ import {
   runSessionOperation,
 } from './sessions';
 import { createTokenOperation, deleteTokenOperation, getTokenOperation, listTokensOperation } from './tokens';
-import { cancelTraceOperation, getTraceOperation, listTracesOperation, traceEventsOperation } from './traces';
+import { cancelTraceOperation, getSpanOperation, getTraceOperation, listTracesOperation, traceEventsOperation } from './traces';
 
 const all = [
   healthOperation,
@@ -47,6 +47,7 @@ const all = [
   getSessionOperation,
   listTracesOperation,
   getTraceOperation,
+  getSpanOperation,
   traceEventsOperation,
   cancelTraceOperation,
   listMemoriesOperation,

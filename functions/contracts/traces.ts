@@ -179,3 +179,16 @@ export const cancelTraceOperation = defineOperation({
   },
   errors: [404],
 });
+
+export const GetSpanParams = z.object({ invocation_key: IdempotencyKey, span_id: z.string().min(1).max(64) });
+
+export const getSpanOperation = defineOperation({
+  route: routeOf('GET /traces/{invocation_key}/spans/{span_id}'),
+  tag: 'Traces',
+  summary: 'Read one span of an invocation with its payloads',
+  description:
+    'The span as `GET /traces/{invocation_key}` shows it with payloads, by id, without paging to it: what a viewer expanding one span of a long trace needs. 404 for an unknown span, and once the trace\'s spans have expired. A 503 means the payloads could not be read: retry.',
+  input: { params: GetSpanParams },
+  responses: { 200: { description: 'The span and its payloads.', body: Span } },
+  errors: [404],
+});

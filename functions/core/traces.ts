@@ -61,6 +61,8 @@ export interface TraceStore extends CursorScope {
   spans(invocationKey: string, attempt: number | undefined, afterSk: string | undefined, limit: number): Promise<{ spans: StoredSpan[]; more: boolean }>;
   /** One payload of a span, or only its first `firstBytes`; undefined when the bucket has none. */
   payload(invocationKey: string, spanId: string, part: 'input' | 'output', firstBytes?: number): Promise<Uint8Array | undefined>;
+  /** One span by its position, read consistently. */
+  span(invocationKey: string, attempt: number, seq: number): Promise<StoredSpan | undefined>;
   /**
    * Up to `limit` invocations started within the window, newest first, matching every
    * filter, from `after` on; and where to continue when more may follow (a page may be
@@ -332,4 +334,21 @@ export async function searchTraces(store: TraceStore, query: TraceSearchQuery, n
       traceSummary(invocation, now, invocation.usage ? undefined : await store.attempts(invocation.invocation_key)))),
     ...(page ? { next_cursor: await sign(store, 'traces', { ...page }) } : {}),
   };
+}
+
+/**
+ * One span of an invocation with its payloads, by id: what a viewer expanding a span of a
+ * long trace needs, without paging to it 25 payloads at a time. 404 for an unknown
+ * invocation or span, and once the retention window has passed.
+ */
+export async function readSpan(store: TraceStore, invocationKey: string, spanId: string, now = Date.now()) {
+  const position = /^inv-\d+\.att-(\d+)\.(\d+)$/.exec(spanId);
+  const invocation = await store.invocation(invocationKey);
+  if (!invocation) throw new NotFoundError(`invocation ${invocationKey} not found`);
+  const [span, attempts] = position && !spansExpired(invocation.started_at, now)
+    ? await Promise.all([store.span(invocationKey, Number(position[1]), Number(position[2])), store.attempts(invocationKey)])
+    : [undefined, []];
+  // A span id names its invocation's position too: another invocation's id is no span of this one.
+  if (!span || span.id !== spanId) throw new NotFoundError(`invocation ${invocationKey} has no span ${spanId}`);
+  return spanView(store, invocationKey, span, { payloads: true, superseded: span.attempt !== attempts.at(-1)?.number });
 }

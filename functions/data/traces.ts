@@ -2,7 +2,7 @@
  * Reading traces: an invocation's spans a page at a time, their payloads, and the search
  * of an organization's invocations through the sparse trace indexes (`keys.traceListing`).
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { config } from '#kit/config';
 import { UnavailableError } from '#core/errors';
@@ -217,6 +217,10 @@ export function traceStore(organizationId: string): TraceStore {
     attempts: (invocationKey) => listAttempts(organizationId, invocationKey),
     spans: (invocationKey, attempt, afterSk, limit) => listSpans(organizationId, invocationKey, attempt, afterSk, limit),
     payload: (invocationKey, spanId, part, firstBytes) => readPayload(organizationId, invocationKey, spanId, part, firstBytes),
+    span: async (invocationKey, attempt, seq) => {
+      const { Item } = await dynamo.send(new GetCommand({ TableName: config.tableName, Key: keys.span(organizationId, invocationKey, attempt, seq), ConsistentRead: true }));
+      return Item ? storedSpan(Item) : undefined;
+    },
     search: (filters, window, limit, after) => searchInvocations(organizationId, filters, window, limit, after),
   };
 }

@@ -42,6 +42,10 @@ export function memoryTraceStore(organizationId = 'org_a'): MemoryTraceStore {
         .filter((span) => (attempt === undefined || span.attempt === attempt) && (afterSk === undefined || span.sk > afterSk));
       return { spans: copy(matching.slice(0, limit)), more: matching.length > limit };
     },
+    async span(invocationKey, attempt, seq) {
+      const found = (store.spansOf.get(invocationKey) ?? []).find((span) => span.attempt === attempt && span.id.endsWith(`.att-${attempt}.${seq}`));
+      return found && copy(found);
+    },
     async payload(_invocationKey, spanId, part, firstBytes) {
       const bytes = store.payloads.get(`${spanId}/${part}`);
       return bytes && bytes.slice(0, firstBytes);

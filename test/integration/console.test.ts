@@ -19,7 +19,7 @@ import { buildConsole, MAX_SCRIPT_GZIP_BYTES } from '../../console/build';
 import { securityHeaders, type ConsoleConfig } from '../../console/config';
 import { sideBySide } from '../../console/src/diff';
 import { PayloadLoader, treeRows } from '../../console/src/trace-model';
-import type { Span, TraceGetResponse } from '../../client/index';
+import type { Span } from '../../client/index';
 import { answer, delay, startFakeOpenAI, status, toolCall, type FakeOpenAIServer } from '../fakes/openai-server';
 import { baseUrl, newOrganization, request } from './support';
 
@@ -108,51 +108,40 @@ const span = (id: string, parent: string | null = null, extra: Partial<Span> = {
   started_at: '2026-01-01T00:00:00.000Z', ended_at: '2026-01-01T00:00:01.000Z', usage: null, ...extra,
 });
 
-/** GET /traces/{key}?payloads=true as pages of `spans` from an index cursor; `more` keeps a cursor after the last page (a running invocation). */
-function fakePages(spans: Span[], more = false) {
-  const asked: { mode: string; after: string | undefined }[] = [];
-  const fetchPage = async (mode: 'final' | 'all', after: string | undefined, limit: number): Promise<TraceGetResponse> => {
-    asked.push({ mode, after });
-    const from = Number(after ?? 0);
-    const page = spans.slice(from, from + limit).map((item) => ({ ...item, input: { id: item.id }, input_sha256: `sha-${item.id}` }));
-    const next = from + page.length < spans.length || more ? String(from + page.length) : undefined;
-    return { spans: page, ...(next ? { next_cursor: next } : {}) } as TraceGetResponse;
+/** GET /traces/{key}/spans/{id} over `spans`: undefined for one not written yet. */
+function fakeSpans(spans: Span[]) {
+  const asked: string[] = [];
+  const fetchSpan = async (id: string): Promise<Span | undefined> => {
+    asked.push(id);
+    const found = spans.find((item) => item.id === id);
+    return found && { ...found, input: { id }, input_sha256: `sha-${id}` };
   };
-  return { asked, fetchPage };
+  return { asked, fetchSpan };
 }
 
 describe('the trace page model', () => {
-  it('walks payload pages to a span once, then reaches any passed span from its page cursor', async () => {
-    const spans = Array.from({ length: 100 }, (_, i) => span(`inv-1.att-1.${i + 1}`));
-    const { asked, fetchPage } = fakePages(spans);
-    const loader = new PayloadLoader(fetchPage);
+  it('reads any span in one request, and an ended one only once', async () => {
+    const spans = Array.from({ length: 500 }, (_, i) => span(`inv-1.att-1.${i + 1}`));
+    const { asked, fetchSpan } = fakeSpans(spans);
+    const loader = new PayloadLoader(fetchSpan);
 
-    expect((await loader.get(spans[79]!, 1))?.input_sha256).toBe('sha-inv-1.att-1.80');
-    expect(asked.map((call) => call.after)).toEqual([undefined, '25', '50', '75']);
-    asked.length = 0;
-    expect((await loader.get(spans[30]!, 1))?.input).toEqual({ id: 'inv-1.att-1.31' });
-    expect(await loader.get(spans[99]!, 1)).toBeDefined();
-    expect(asked.map((call) => call.after).sort()).toEqual([]);
+    expect((await loader.get(spans[499]!))?.input_sha256).toBe('sha-inv-1.att-1.500');
+    expect((await loader.get(spans[30]!))?.input).toEqual({ id: 'inv-1.att-1.31' });
+    expect(await loader.get(spans[499]!)).toBeDefined();
+    expect(asked).toEqual(['inv-1.att-1.500', 'inv-1.att-1.31']);
   });
 
-  it('says a span is not readable yet while a running invocation has not written it, and finds it later', async () => {
-    const spans = [span('inv-1.att-1.1'), span('inv-1.att-1.2')];
-    const pages = fakePages(spans, true);
-    const loader = new PayloadLoader(pages.fetchPage);
-    const late = span('inv-1.att-1.3');
+  it('says a span is not readable yet until it is written, and reads a running one again', async () => {
+    const spans: Span[] = [];
+    const { asked, fetchSpan } = fakeSpans(spans);
+    const loader = new PayloadLoader(fetchSpan);
+    const running = span('inv-1.att-1.1', null, { status: 'RUNNING', ended_at: null });
 
-    expect(await loader.get(late, 1)).toBeUndefined();
-    spans.push(late);
-    expect((await loader.get(late, 1))?.input_sha256).toBe('sha-inv-1.att-1.3');
-    // The first time, the pages of every attempt too (the span could be of an attempt the page did not know had ended).
-    expect(pages.asked.map((call) => [call.mode, call.after])).toEqual([['final', undefined], ['final', '2'], ['all', undefined], ['all', '2'], ['final', '2']]);
-  });
-
-  it("reads a superseded span's payloads from the pages of every attempt", async () => {
-    const { asked, fetchPage } = fakePages([span('inv-1.att-1.1'), span('inv-1.att-2.1')]);
-    const loader = new PayloadLoader(fetchPage);
-    expect(await loader.get(span('inv-1.att-1.1'), 2)).toBeDefined();
-    expect(asked.map((call) => call.mode)).toEqual(['all']);
+    expect(await loader.get(running)).toBeUndefined();
+    spans.push(running);
+    expect((await loader.get(running))?.input_sha256).toBe('sha-inv-1.att-1.1');
+    expect(await loader.get(running)).toBeDefined();
+    expect(asked).toHaveLength(3);
   });
 
   it('lays spans out as a tree, hides superseded attempts and collapsed children', () => {

@@ -183,3 +183,29 @@ describe('GET /traces/{invocation_key}/events', () => {
     expect(unpriced.status).toBe(404);
   });
 });
+
+describe('GET /traces/{invocation_key}/spans/{span_id}', () => {
+  it('reads one span with its payloads, as the trace shows it, and marks a superseded one', async () => {
+    const { token } = await newOrganization();
+    const other = await newOrganization();
+    model.enqueue(status(500, undefined, SOON), status(500, undefined, SOON), status(500, undefined, SOON), toolCall('lookup', { q: 'one' }), answer('two'));
+    await start(token, 'sp1', 'span-1', 'spans');
+    await follow(token, 'span-1', 100);
+    const trace = await request('GET', '/traces/span-1?attempts=all', { token });
+
+    for (const shown of trace.body.spans) {
+      const one = await request('GET', `/traces/span-1/spans/${shown.id}`, { token });
+      expect(one.status).toBe(200);
+      expect(one.body).toEqual(shown);
+    }
+    expect(trace.body.spans[0].superseded).toBe(true);
+    expect(trace.body.spans.at(-1).output).toBeDefined();
+
+    for (const missing of ['inv-1.att-2.99', 'inv-2.att-2.1', 'nonsense', 'inv-1.att-9.1']) {
+      expect((await request('GET', `/traces/span-1/spans/${missing}`, { token })).status, missing).toBe(404);
+    }
+    expect((await request('GET', '/traces/no-such/spans/inv-1.att-1.1', { token })).status).toBe(404);
+    expect((await request('GET', '/traces/span-1/spans/inv-1.att-2.1', { token: other.token })).status).toBe(404);
+    expect((await request('GET', '/traces/span-1/spans/inv-1.att-2.1')).status).toBe(401);
+  });
+});

@@ -62,6 +62,7 @@ const SPEC: Record<string, { success: number[]; errors: number[] }> = {
   'GET /traces/{invocation_key}': { success: [200], errors: [400, 401, 404, 503] },
   // Beyond the spec (CONTRACT.md, "Following, stopping and bounding a run").
   'GET /traces/{invocation_key}/events': { success: [200], errors: [400, 401, 404] },
+  'GET /traces/{invocation_key}/spans/{span_id}': { success: [200], errors: [400, 401, 404, 503] },
   'POST /traces/{invocation_key}/cancel': { success: [200], errors: [401, 404, 409] },
   'GET /memories': { success: [200], errors: [400, 401] },
   'DELETE /memories/{id}': { success: [204], errors: [400, 401, 404] },

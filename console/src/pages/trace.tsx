@@ -6,7 +6,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
-import type { Attempt, Span, TraceGetResponse } from '../../../client/index';
+import { NotFoundError, type Attempt, type Span, type TraceGetResponse } from '../../../client/index';
 import { api, errorMessage } from '../api';
 import { CopyButton, ErrorMessage, Loading, PageHeader, StatusBadge, Time } from '../components';
 import { durationBetween, formatBytes, formatDuration, formatInteger, formatTokens, formatUsd, prettyJson } from '../format';
@@ -42,7 +42,16 @@ export function TracePage({ invocationKey }: { invocationKey: string }) {
   const [now, setNow] = useState(Date.now());
 
   const loader = useMemo(
-    () => new PayloadLoader(async (mode, after, limit) => await api().traces.get(invocationKey, { payloads: true, attempts: mode, limit, ...(after ? { after } : {}) })),
+    () =>
+      new PayloadLoader(async (spanId) => {
+        try {
+          return await api().traces.span(invocationKey, spanId);
+        } catch (error) {
+          // Not readable yet: spans become readable seconds after they happen.
+          if (error instanceof NotFoundError) return undefined;
+          throw error;
+        }
+      }),
     [invocationKey],
   );
 
@@ -429,7 +438,7 @@ function SpanDetails({ span, loader, latestAttempt }: { span: Span; loader: Payl
   useEffect(() => {
     let current = true;
     setPayloads({ state: 'loading' });
-    loader.get(span, latestAttempt).then(
+    loader.get(span).then(
       (found) => current && setPayloads(found ? { state: 'loaded', payloads: found } : { state: 'missing' }),
       (error: unknown) => current && setPayloads({ state: 'error', error }),
     );
