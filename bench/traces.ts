@@ -132,7 +132,8 @@ export async function benchTraces(cloud: LocalCloud): Promise<void> {
       invocation_key: `search-${i}`, session_id: `search-session-${i % SESSIONS}`, session_position: Math.floor(i / SESSIONS) + 1, status,
       agent_name: `agent-${agent}`, agent_revision: `rev-${agent}-${Math.floor(i / AGENTS) % REVISIONS_PER_AGENT}`,
       body_sha256: sha256(String(i)), started_at: startedAt, user_cursor: 1,
-      ...(status === 'RUNNING' ? {} : { ended_at: startedAt }),
+      // An ended invocation's outcome records its usage; a running one's is summed from its attempts.
+      ...(status === 'RUNNING' ? {} : { ended_at: startedAt, usage: { input_tokens: 12, output_tokens: 3 } }),
       ...(status === 'FAILED' ? { failure: { kind: 'crash', message: 'bench' } } : {}),
     };
   });
