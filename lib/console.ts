@@ -21,7 +21,8 @@ import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { ObjectOwnership, type Bucket } from 'aws-cdk-lib/aws-s3';
+import { accessLogBucket, privateBucket } from './private-bucket';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { buildConsoleSync } from '../console/build';
@@ -94,22 +95,8 @@ export class Console extends Construct {
   constructor(scope: Construct, id: string, props: ConsoleProps) {
     super(scope, id);
     // CloudFront standard logs are written with ACLs, so this bucket keeps them enabled.
-    const accessLogs = new Bucket(this, 'AccessLogs', {
-      // Access log delivery supports SSE-S3 only.
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
-      enforceSSL: true,
-      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
-    });
-    this.bucket = new Bucket(this, 'Bucket', {
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      enforceSSL: true,
-      serverAccessLogsBucket: accessLogs,
-      serverAccessLogsPrefix: 'bucket/',
-    });
+    const accessLogs = accessLogBucket(this, 'AccessLogs', ACCESS_LOG_RETENTION_DAYS, { objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED });
+    this.bucket = privateBucket(this, 'Bucket', { serverAccessLogsBucket: accessLogs, serverAccessLogsPrefix: 'bucket/' });
 
     const rewrite = new CloudFrontFunction(this, 'Rewrite', {
       comment: 'Web console: deep links to index.html, / to /console/',

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { accessLogBucket, privateBucket } from './private-bucket';
 
 
 /** Days server access logs of the payload bucket are kept. */
@@ -19,20 +20,9 @@ export class Payloads extends Construct {
   constructor(scope: Construct, id: string, props: PayloadsProps) {
     super(scope, id);
     // Payloads hold model and tool inputs and outputs, so every access to them is logged.
-    const accessLogs = new Bucket(this, 'AccessLogs', {
-      // Access log delivery supports SSE-S3 only.
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      enforceSSL: true,
-      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(ACCESS_LOG_RETENTION_DAYS) }],
-    });
+    const accessLogs = accessLogBucket(this, 'AccessLogs', ACCESS_LOG_RETENTION_DAYS);
 
-    this.bucket = new Bucket(this, 'Bucket', {
-      encryption: BucketEncryption.S3_MANAGED,
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      enforceSSL: true,
+    this.bucket = privateBucket(this, 'Bucket', {
       serverAccessLogsBucket: accessLogs,
       serverAccessLogsPrefix: 'payloads/',
       lifecycleRules: [
