@@ -211,3 +211,29 @@ export function TextBlock({ text, testId }: { text: string; testId?: string }) {
     </pre>
   );
 }
+
+/** The header of a table's actions column: named for screen readers only. */
+export const ACTIONS = null;
+
+/**
+ * A table that scrolls sideways on narrow screens: `columns` name the header cells
+ * (`ACTIONS` for the buttons column), `children` are its rows.
+ */
+export function Table({ testId, columns, children }: { testId: string; columns: (string | typeof ACTIONS)[]; children: ComponentChildren }) {
+  return (
+    <div class="table-scroll">
+      <table data-testid={testId}>
+        <thead>
+          <tr>
+            {columns.map((column, i) => (
+              <th scope="col" key={column ?? `actions-${i}`}>
+                {column ?? <span class="visually-hidden">Actions</span>}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

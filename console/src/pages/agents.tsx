@@ -1,7 +1,7 @@
 /** Agents, and one agent: its revisions and a side-by-side diff of two revisions' configurations. */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ErrorMessage, Loading, PageHeader, Time, useAsync } from '../components';
+import { ErrorMessage, Loading, PageHeader, Table, Time, useAsync } from '../components';
 import { sideBySide } from '../diff';
 import { canonicalJson } from '../format';
 import { Link, to } from '../router';
@@ -17,34 +17,22 @@ export function AgentsPage() {
         agents.data.agents.length === 0 ? (
           <p class="empty">No agents yet: an agent appears when a session first runs with its name.</p>
         ) : (
-          <div class="table-scroll">
-            <table data-testid="agents">
-              <thead>
-                <tr>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Revisions</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {agents.data.agents.map((agent) => (
-                  <tr key={agent.name} data-testid="agent-row">
-                    <td>
-                      <Link href={to('agents', agent.name)}>{agent.name}</Link>
-                    </td>
-                    <td>{agent.revision_count}</td>
-                    <td>
-                      <Time iso={agent.created_at} />
-                    </td>
-                    <td>
-                      <Time iso={agent.updated_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table testId="agents" columns={['Agent', 'Revisions', 'Created', 'Updated']}>
+            {agents.data.agents.map((agent) => (
+              <tr key={agent.name} data-testid="agent-row">
+                <td>
+                  <Link href={to('agents', agent.name)}>{agent.name}</Link>
+                </td>
+                <td>{agent.revision_count}</td>
+                <td>
+                  <Time iso={agent.created_at} />
+                </td>
+                <td>
+                  <Time iso={agent.updated_at} />
+                </td>
+              </tr>
+            ))}
+          </Table>
         )
       ) : null}
     </>
@@ -66,33 +54,22 @@ export function AgentPage({ name }: { name: string }) {
         <>
           <section aria-labelledby="revisions-heading">
             <h2 id="revisions-heading">Revisions</h2>
-            <div class="table-scroll">
-              <table data-testid="revisions">
-                <thead>
-                  <tr>
-                    <th scope="col">Revision</th>
-                    <th scope="col">First ran</th>
-                    <th scope="col">Traces</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {agent.data.revisions.map((revision) => (
-                    <tr key={revision.revision} data-testid="revision-row">
-                      <td>
-                        <code>{revision.revision}</code>
-                        {revision.revision === agent.data!.current.revision ? <span class="badge current">current</span> : null}
-                      </td>
-                      <td>
-                        <Time iso={revision.created_at} />
-                      </td>
-                      <td>
-                        <Link href={`${to('traces')}?${new URLSearchParams({ agent_name: name, agent_revision: revision.revision })}`}>traces</Link>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table testId="revisions" columns={['Revision', 'First ran', 'Traces']}>
+              {agent.data.revisions.map((revision) => (
+                <tr key={revision.revision} data-testid="revision-row">
+                  <td>
+                    <code>{revision.revision}</code>
+                    {revision.revision === agent.data!.current.revision ? <span class="badge current">current</span> : null}
+                  </td>
+                  <td>
+                    <Time iso={revision.created_at} />
+                  </td>
+                  <td>
+                    <Link href={`${to('traces')}?${new URLSearchParams({ agent_name: name, agent_revision: revision.revision })}`}>traces</Link>
+                  </td>
+                </tr>
+              ))}
+            </Table>
           </section>
           <RevisionDiff name={name} revisions={agent.data.revisions.map((revision) => revision.revision)} />
         </>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { CreatedToken } from '../../../client/index';
 import { api } from '../api';
-import { ConfirmButton, CopyButton, ErrorMessage, Loading, PageHeader, Time, useAsync } from '../components';
+import { ACTIONS, ConfirmButton, CopyButton, ErrorMessage, Loading, PageHeader, Table, Time, useAsync } from '../components';
 
 export function ApiKeysPage() {
   const tokens = useAsync(() => api().tokens.list(), []);
@@ -38,46 +38,31 @@ export function ApiKeysPage() {
         tokens.data.tokens.length === 0 ? (
           <p class="empty">No API keys.</p>
         ) : (
-          <div class="table-scroll">
-            <table data-testid="api-keys">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {tokens.data.tokens.map((token) => (
-                  <tr key={token.id} data-testid="api-key-row" data-key-id={token.id}>
-                    <td>{token.name}</td>
-                    <td>
-                      <code>{token.key_prefix}…</code>
-                    </td>
-                    <td>
-                      <Time iso={token.created_at} />
-                    </td>
-                    <td>{token.last_used_at ? <Time iso={token.last_used_at} /> : 'never'}</td>
-                    <td>
-                      <ConfirmButton
-                        label="Revoke"
-                        testId="revoke-key"
-                        onConfirm={async () => {
-                          await api().tokens.delete(token.id);
-                          if (created?.id === token.id) setCreated(undefined);
-                          tokens.reload();
-                        }}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table testId="api-keys" columns={['Name', 'Key', 'Created', 'Last used', ACTIONS]}>
+            {tokens.data.tokens.map((token) => (
+              <tr key={token.id} data-testid="api-key-row" data-key-id={token.id}>
+                <td>{token.name}</td>
+                <td>
+                  <code>{token.key_prefix}…</code>
+                </td>
+                <td>
+                  <Time iso={token.created_at} />
+                </td>
+                <td>{token.last_used_at ? <Time iso={token.last_used_at} /> : 'never'}</td>
+                <td>
+                  <ConfirmButton
+                    label="Revoke"
+                    testId="revoke-key"
+                    onConfirm={async () => {
+                      await api().tokens.delete(token.id);
+                      if (created?.id === token.id) setCreated(undefined);
+                      tokens.reload();
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </Table>
         )
       ) : null}
     </>

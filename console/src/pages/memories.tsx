@@ -1,7 +1,7 @@
 /** The memories of a group, active and replaced, newest first, with delete. */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ConfirmButton, PagedFooter, PageHeader, StatusBadge, TextBlock, Time, usePaged } from '../components';
+import { ACTIONS, ConfirmButton, PagedFooter, PageHeader, StatusBadge, Table, TextBlock, Time, usePaged } from '../components';
 import { Link, navigate, to, useLocation } from '../router';
 
 export function MemoriesPage() {
@@ -56,52 +56,37 @@ function MemoryList({ group }: { group: string }) {
           }}
         />
       </div>
-      <div class="table-scroll">
-        <table data-testid="memories">
-          <thead>
-            <tr>
-              <th scope="col">Memory</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-              <th scope="col">Source</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {memories.items.map((memory) => (
-              <tr key={memory.id} data-testid="memory-row" data-memory-id={memory.id} data-status={memory.status}>
-                <td>
-                  <TextBlock text={memory.content} />
-                  <code class="muted">{memory.id}</code>
-                </td>
-                <td>
-                  <StatusBadge status={memory.status} />
-                </td>
-                <td>
-                  <Time iso={memory.created_at} />
-                </td>
-                <td>
-                  <Link href={to('sessions', memory.source_session)}>{memory.source_session}</Link>
-                  <br />
-                  <Link href={to('traces', memory.source_invocation)}>{memory.source_invocation}</Link>
-                </td>
-                <td>
-                  <ConfirmButton
-                    label="Delete"
-                    testId="delete-memory"
-                    onConfirm={async () => {
-                      await api().memories.delete(memory.id, { group });
-                      memories.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table testId="memories" columns={['Memory', 'Status', 'Created', 'Source', ACTIONS]}>
+        {memories.items.map((memory) => (
+          <tr key={memory.id} data-testid="memory-row" data-memory-id={memory.id} data-status={memory.status}>
+            <td>
+              <TextBlock text={memory.content} />
+              <code class="muted">{memory.id}</code>
+            </td>
+            <td>
+              <StatusBadge status={memory.status} />
+            </td>
+            <td>
+              <Time iso={memory.created_at} />
+            </td>
+            <td>
+              <Link href={to('sessions', memory.source_session)}>{memory.source_session}</Link>
+              <br />
+              <Link href={to('traces', memory.source_invocation)}>{memory.source_invocation}</Link>
+            </td>
+            <td>
+              <ConfirmButton
+                label="Delete"
+                testId="delete-memory"
+                onConfirm={async () => {
+                  await api().memories.delete(memory.id, { group });
+                  memories.reload();
+                }}
+              />
+            </td>
+          </tr>
+        ))}
+      </Table>
       <PagedFooter paged={memories} noun="memories" />
     </section>
   );

@@ -1,7 +1,7 @@
 /** Secrets: names and masks; create, rotate and delete. A value is sent once and never shown. */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ConfirmButton, ErrorMessage, Loading, PageHeader, useAsync } from '../components';
+import { ACTIONS, ConfirmButton, ErrorMessage, Loading, PageHeader, Table, useAsync } from '../components';
 
 export function SecretsPage() {
   const secrets = useAsync(() => api().secrets.list(), []);
@@ -27,49 +27,36 @@ export function SecretsPage() {
         secrets.data.secrets.length === 0 ? (
           <p class="empty">No secrets.</p>
         ) : (
-          <div class="table-scroll">
-            <table data-testid="secrets">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Value</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {secrets.data.secrets.map((secret) => (
-                  <tr key={secret.name} data-testid="secret-row" data-secret-name={secret.name}>
-                    <td>
-                      <code>{secret.name}</code>
-                    </td>
-                    <td>
-                      <code data-testid="secret-mask">{secret.masked_value}</code>
-                    </td>
-                    <td class="row-actions">
-                      <RotateSecret
-                        name={secret.name}
-                        onRotated={(masked) => {
-                          setNotice(`Rotated ${secret.name} (${masked}).`);
-                          secrets.reload();
-                        }}
-                      />
-                      <ConfirmButton
-                        label="Delete"
-                        testId="delete-secret"
-                        onConfirm={async () => {
-                          await api().secrets.delete(secret.name);
-                          setNotice(`Deleted ${secret.name}.`);
-                          secrets.reload();
-                        }}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table testId="secrets" columns={['Name', 'Value', ACTIONS]}>
+            {secrets.data.secrets.map((secret) => (
+              <tr key={secret.name} data-testid="secret-row" data-secret-name={secret.name}>
+                <td>
+                  <code>{secret.name}</code>
+                </td>
+                <td>
+                  <code data-testid="secret-mask">{secret.masked_value}</code>
+                </td>
+                <td class="row-actions">
+                  <RotateSecret
+                    name={secret.name}
+                    onRotated={(masked) => {
+                      setNotice(`Rotated ${secret.name} (${masked}).`);
+                      secrets.reload();
+                    }}
+                  />
+                  <ConfirmButton
+                    label="Delete"
+                    testId="delete-secret"
+                    onConfirm={async () => {
+                      await api().secrets.delete(secret.name);
+                      setNotice(`Deleted ${secret.name}.`);
+                      secrets.reload();
+                    }}
+                  />
+                </td>
+              </tr>
+            ))}
+          </Table>
         )
       ) : null}
     </>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { Session } from '../../../client/index';
 import { api } from '../api';
-import { PagedFooter, PageHeader, StatusBadge, TextBlock, Time, usePaged } from '../components';
+import { PagedFooter, PageHeader, StatusBadge, Table, TextBlock, Time, usePaged } from '../components';
 import { prettyJson } from '../format';
 import { Link, to } from '../router';
 import { TraceTable } from './traces';
@@ -15,36 +15,23 @@ export function SessionsPage() {
   return (
     <>
       <PageHeader title="Sessions" />
-      <div class="table-scroll">
-        <table data-testid="sessions">
-          <thead>
-            <tr>
-              <th scope="col">Session</th>
-              <th scope="col">State</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Invocations</th>
-              <th scope="col">Updated</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sessions.items.map((session) => (
-              <tr key={session.id} data-testid="session-row" data-session-id={session.id}>
-                <td>
-                  <Link href={to('sessions', session.id)}>{session.id}</Link>
-                </td>
-                <td>
-                  <StatusBadge status={session.state} />
-                </td>
-                <td>{session.agent_name ? <Link href={to('agents', session.agent_name)}>{session.agent_name}</Link> : '—'}</td>
-                <td>{session.invocation_count}</td>
-                <td>
-                  <Time iso={session.updated_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table testId="sessions" columns={['Session', 'State', 'Agent', 'Invocations', 'Updated']}>
+        {sessions.items.map((session) => (
+          <tr key={session.id} data-testid="session-row" data-session-id={session.id}>
+            <td>
+              <Link href={to('sessions', session.id)}>{session.id}</Link>
+            </td>
+            <td>
+              <StatusBadge status={session.state} />
+            </td>
+            <td>{session.agent_name ? <Link href={to('agents', session.agent_name)}>{session.agent_name}</Link> : '—'}</td>
+            <td>{session.invocation_count}</td>
+            <td>
+              <Time iso={session.updated_at} />
+            </td>
+          </tr>
+        ))}
+      </Table>
       <PagedFooter paged={sessions} noun="sessions" />
     </>
   );
@@ -118,39 +105,27 @@ export function SessionPage({ id }: { id: string }) {
 
       <section aria-labelledby="audit-heading">
         <h2 id="audit-heading">Audit log</h2>
-        <div class="table-scroll">
-          <table data-testid="audit">
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Type</th>
-                <th scope="col">Invocation</th>
-                <th scope="col">Payload</th>
-              </tr>
-            </thead>
-            <tbody>
-              {audit.items.map((event) => (
-                <tr key={event.id} data-testid="audit-row" data-type={event.type}>
-                  <td>
-                    <Time iso={event.event_time} />
-                  </td>
-                  <td>
-                    <code>{event.type}</code>
-                  </td>
-                  <td>
-                    <Link href={to('traces', event.invocation_key)}>{event.invocation_key}</Link>
-                  </td>
-                  <td>
-                    <details>
-                      <summary>{summarizePayload(event.payload)}</summary>
-                      <pre class="json">{prettyJson(event.payload)}</pre>
-                    </details>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table testId="audit" columns={['Time', 'Type', 'Invocation', 'Payload']}>
+          {audit.items.map((event) => (
+            <tr key={event.id} data-testid="audit-row" data-type={event.type}>
+              <td>
+                <Time iso={event.event_time} />
+              </td>
+              <td>
+                <code>{event.type}</code>
+              </td>
+              <td>
+                <Link href={to('traces', event.invocation_key)}>{event.invocation_key}</Link>
+              </td>
+              <td>
+                <details>
+                  <summary>{summarizePayload(event.payload)}</summary>
+                  <pre class="json">{prettyJson(event.payload)}</pre>
+                </details>
+              </td>
+            </tr>
+          ))}
+        </Table>
         <PagedFooter paged={audit} noun="audit events" />
       </section>
     </>

@@ -8,7 +8,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import { NotFoundError, type Attempt, type Span, type TraceGetResponse } from '../../../client/index';
 import { api, errorMessage } from '../api';
-import { CopyButton, ErrorMessage, Loading, PageHeader, StatusBadge, Time } from '../components';
+import { CopyButton, ErrorMessage, Loading, PageHeader, StatusBadge, Table, Time } from '../components';
 import { durationBetween, formatBytes, formatDuration, formatInteger, formatTokens, formatUsd, prettyJson } from '../format';
 import { Link, to } from '../router';
 import { applyEvent, barOf, mergeAttempt, mergeSpan, PayloadLoader, spanPosition, timelineOf, treeRows, usageSoFar, type SpanPayloads, type SpanRow } from '../trace-model';
@@ -239,39 +239,25 @@ function AttemptsTable({ attempts }: { attempts: Attempt[] }) {
   return (
     <section aria-labelledby="attempts-heading">
       <h2 id="attempts-heading">Attempts</h2>
-      <div class="table-scroll">
-        <table data-testid="attempts">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Status</th>
-              <th scope="col">Started</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Tokens</th>
-              <th scope="col">Failure</th>
+      <Table testId="attempts" columns={['#', 'Status', 'Started', 'Duration', 'Tokens', 'Failure']}>
+        {attempts.map((attempt) => {
+          const duration = durationBetween(attempt.started_at, attempt.ended_at);
+          return (
+            <tr key={attempt.number} data-testid="attempt-row">
+              <td>{attempt.number}</td>
+              <td>
+                <StatusBadge status={attempt.status} />
+              </td>
+              <td>
+                <Time iso={attempt.started_at} />
+              </td>
+              <td>{duration === undefined ? 'running' : formatDuration(duration)}</td>
+              <td>{formatTokens(attempt.usage)}</td>
+              <td class="text">{attempt.failure ? `${attempt.failure.kind}: ${attempt.failure.message}` : ''}</td>
             </tr>
-          </thead>
-          <tbody>
-            {attempts.map((attempt) => {
-              const duration = durationBetween(attempt.started_at, attempt.ended_at);
-              return (
-                <tr key={attempt.number} data-testid="attempt-row">
-                  <td>{attempt.number}</td>
-                  <td>
-                    <StatusBadge status={attempt.status} />
-                  </td>
-                  <td>
-                    <Time iso={attempt.started_at} />
-                  </td>
-                  <td>{duration === undefined ? 'running' : formatDuration(duration)}</td>
-                  <td>{formatTokens(attempt.usage)}</td>
-                  <td class="text">{attempt.failure ? `${attempt.failure.kind}: ${attempt.failure.message}` : ''}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+          );
+        })}
+      </Table>
     </section>
   );
 }
