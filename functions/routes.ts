@@ -14,6 +14,8 @@ export type Access =
   | 'secrets:write'
   | 'workflow:start'
   | 'workflow:stop'
+  /** Starts executions of the delivery state machine: whoever records an outcome announces it. */
+  | 'deliveries:start'
   /** Signs and verifies list cursors with the deployment's cursor key. */
   | 'cursors';
 
@@ -58,9 +60,10 @@ export const routes = [
   { method: 'GET', path: '/sessions', handler: 'list-sessions', auth: 'principal', access: [...authenticated, 'cursors'] },
   { method: 'GET', path: '/sessions/{id}/audit', handler: 'get-audit', auth: 'principal', access: [...authenticated, 'cursors'] },
   // Deleting stops a running execution and removes the invocations' payloads and checkpoints.
-  { method: 'DELETE', path: '/sessions/{id}', handler: 'delete-session', auth: 'principal', access: [...authenticated, 'payloads:write', 'workflow:stop'], timeoutSeconds: 30 },
+  { method: 'DELETE', path: '/sessions/{id}', handler: 'delete-session', auth: 'principal', access: [...authenticated, 'payloads:write', 'workflow:stop', 'deliveries:start'], timeoutSeconds: 30 },
   // Waits are served in slices (WAIT_SLICE_SECONDS) below API Gateway's ~29 s.
-  { method: 'POST', path: '/sessions/{id}', handler: 'run-session', auth: 'principal', access: [...authenticated, 'workflow:start'], timeoutSeconds: 30 },
+  // A run whose execution cannot start is recorded failed there, and announced.
+  { method: 'POST', path: '/sessions/{id}', handler: 'run-session', auth: 'principal', access: [...authenticated, 'workflow:start', 'deliveries:start'], timeoutSeconds: 30 },
   { method: 'GET', path: '/sessions/{id}', handler: 'get-session', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/traces', handler: 'list-traces', auth: 'principal', access: [...authenticated, 'cursors'] },
   // Reads span payloads from the bucket; never writes them.
@@ -69,8 +72,8 @@ export const routes = [
   { method: 'GET', path: '/traces/{invocation_key}/spans/{span_id}', handler: 'get-trace-span', auth: 'principal', access: [...authenticated, 'payloads:read'] },
   // Long-polls up to 20 s (wait_seconds), well below API Gateway's ~29 s.
   { method: 'GET', path: '/traces/{invocation_key}/events', handler: 'get-trace-events', auth: 'principal', access: [...authenticated, 'cursors'], timeoutSeconds: 30 },
-  // Records the outcome, then stops the execution.
-  { method: 'POST', path: '/traces/{invocation_key}/cancel', handler: 'cancel-trace', auth: 'principal', access: [...authenticated, 'workflow:stop'] },
+  // Records the outcome, announces it, then stops the execution.
+  { method: 'POST', path: '/traces/{invocation_key}/cancel', handler: 'cancel-trace', auth: 'principal', access: [...authenticated, 'workflow:stop', 'deliveries:start'] },
   { method: 'GET', path: '/memories', handler: 'list-memories', auth: 'principal', access: [...authenticated, 'cursors'] },
   { method: 'DELETE', path: '/memories/{id}', handler: 'delete-memory', auth: 'principal', access: authenticated },
   // A large group is deleted in batches of 25.
@@ -78,6 +81,15 @@ export const routes = [
   { method: 'GET', path: '/agents', handler: 'list-agents', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/agents/{name}', handler: 'get-agent', auth: 'principal', access: authenticated },
   { method: 'GET', path: '/agents/{name}/revisions/{revision}', handler: 'get-revision', auth: 'principal', access: authenticated },
+  // The signing secret is generated and kept with the secret values.
+  { method: 'POST', path: '/webhooks', handler: 'create-webhook', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+  { method: 'GET', path: '/webhooks', handler: 'list-webhooks', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/webhooks/{id}', handler: 'get-webhook', auth: 'principal', access: authenticated },
+  { method: 'DELETE', path: '/webhooks/{id}', handler: 'delete-webhook', auth: 'principal', access: [...authenticated, 'secrets:write'] },
+  { method: 'GET', path: '/webhooks/{id}/deliveries', handler: 'list-deliveries', auth: 'principal', access: [...authenticated, 'cursors'] },
+  { method: 'PUT', path: '/integrations/otlp', handler: 'put-otlp', auth: 'principal', access: authenticated },
+  { method: 'GET', path: '/integrations/otlp', handler: 'get-otlp', auth: 'principal', access: authenticated },
+  { method: 'DELETE', path: '/integrations/otlp', handler: 'delete-otlp', auth: 'principal', access: authenticated },
   // The document is built from the contracts in the function itself: it touches nothing.
   { method: 'GET', path: '/openapi.json', handler: 'get-openapi', auth: 'none', access: [] },
 ] as const satisfies readonly Route[];

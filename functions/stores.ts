@@ -34,3 +34,9 @@ export { healthProbes } from '#data/health';
 export { agentStore } from '#data/agents';
 /** Invocations' traces and their search (`core/traces.ts`). */
 export { traceStore } from '#data/traces';
+/** Webhooks and their delivery logs (`core/webhooks.ts`). */
+export { webhookStore } from '#data/outbound';
+/** OTLP export settings (`core/otlp-settings.ts`). */
+export { otlpSettingsStore } from '#data/outbound';
+/** What one try of a delivery reads and records (`core/deliveries.ts`). */
+export { deliveryStore } from '#data/deliveries';

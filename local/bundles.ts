@@ -31,6 +31,7 @@ export const LOCAL_FUNCTIONS = {
   settleAttempt: { name: 'settle-attempt', entry: 'functions/workflow/settle-attempt.ts' },
   recordOutcome: { name: 'record-outcome', entry: 'functions/workflow/record-outcome.ts' },
   settleExecution: { name: 'settle-execution', entry: 'functions/workflow/settle-execution.ts' },
+  deliver: { name: 'deliver', entry: 'functions/workflow/deliver.ts' },
   sandbox: { name: 'sandbox', entry: 'functions/sandbox/run-command.ts', settings: sandboxBundling },
 } satisfies Record<string, FunctionSource>;
 

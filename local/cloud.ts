@@ -15,7 +15,7 @@ import { SANDBOX_FUNCTION_TIMEOUT_SECONDS } from '#contracts/sandbox';
 import { ENV } from '#kit/env';
 import { tableSchema } from '#data/table';
 import { routes as serviceRoutes } from '#functions/routes';
-import { invocationStateMachine } from '#functions/workflow/definition';
+import { deliveryStateMachine, invocationStateMachine } from '#functions/workflow/definition';
 import { createConsoleSite } from '../console/site';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from './account';
 import { AwsServiceError, startAwsJsonServer, type AwsJsonService } from './aws-json';
@@ -66,6 +66,7 @@ export interface LocalCloud {
 }
 
 const INVOCATION_STATE_MACHINE = 'agent-sessions-invocation';
+const DELIVERY_STATE_MACHINE = 'agent-sessions-delivery';
 
 /** The Secrets Manager secret holding the key list cursors are signed with (outside the organizations' prefix). */
 const CURSOR_KEY_SECRET = 'agent-sessions-cursor-key';
@@ -165,6 +166,9 @@ function staticEnv(issuer: string, overrides: Record<string, string>): Record<st
     [ENV.founderEmails]: process.env[ENV.founderEmails] ?? 'dev@localhost',
     [ENV.invocationQuota]: process.env[ENV.invocationQuota] ?? '1000',
     [ENV.stateMachineArn]: stateMachineArn(INVOCATION_STATE_MACHINE),
+    [ENV.deliveryStateMachineArn]: stateMachineArn(DELIVERY_STATE_MACHINE),
+    // Webhook and export receivers on 127.0.0.1 are how this cloud is tried and tested.
+    [ENV.loopbackUrls]: 'true',
     [ENV.sandboxFunctionName]: 'agent-sessions-sandbox',
     [ENV.attemptTimeoutSeconds]: process.env[ENV.attemptTimeoutSeconds] ?? '900',
     [ENV.maxAttempts]: process.env[ENV.maxAttempts] ?? '3',
@@ -196,6 +200,11 @@ function invocationMachine(env: Record<string, string>) {
     { attemptTimeoutSeconds, maxAttempts },
   );
   return { name: INVOCATION_STATE_MACHINE, definition };
+}
+
+/** The delivery state machine, its task dispatched to the deliver function's bundle. */
+function deliveryMachine() {
+  return { name: DELIVERY_STATE_MACHINE, definition: deliveryStateMachine({ deliver: LOCAL_FUNCTIONS.deliver.name }) };
 }
 
 // Sessions that start side by side and must each find their environments warm (CONTRACT.md:
@@ -281,7 +290,7 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
       warnings.push(`the terminal tool is off: ${bwrap.reason} (apt-get install -y bubblewrap)`);
       warnings.push(`DynamoDB Local is reachable from the network (it listens on every interface; ${bwrap.reason}): anyone who can reach this machine can read and write its tables`);
     }
-    const stateMachines = [invocationMachine(env)];
+    const stateMachines = [invocationMachine(env), deliveryMachine()];
     // The functions' bundles, as CDK deploys them: from the cache, or built while the emulators start.
     const bundles = bundlesOf([...Object.values(LOCAL_FUNCTIONS), RUNNER]);
     bundles.catch(() => undefined);
@@ -313,7 +322,8 @@ export async function startLocalCloud(options: LocalCloudOptions = {}): Promise<
           functions: built,
           runner: built.get(RUNNER.name)!,
           keepWarm: WARM_TASKS,
-          eventTarget: LOCAL_FUNCTIONS.settleExecution.name,
+          // As the EventBridge rule CDK deploys: the invocation executions' status changes only.
+          eventTarget: { functionName: LOCAL_FUNCTIONS.settleExecution.name, stateMachine: INVOCATION_STATE_MACHINE },
         }).then((created) => (stepFunctions = created)),
       ),
     ]);

@@ -69,9 +69,10 @@ export interface StepFunctionsOptions {
   /**
    * The function that receives "Step Functions Execution Status Change" events of
    * executions ending FAILED, TIMED_OUT or ABORTED, as the EventBridge rule CDK deploys
-   * delivers them: asynchronously, retried a few times.
+   * delivers them: asynchronously, retried a few times. With `stateMachine`, only that
+   * machine's executions (the rule names one).
    */
-  eventTarget?: string;
+  eventTarget?: string | { functionName: string; stateMachine: string };
   /**
    * Every task function's Lambda timeout. Default: the TimeoutSeconds of the Task state that
    * invokes it (at most 900 s, Lambda's maximum), as the CDK app configures them.
@@ -385,8 +386,10 @@ export async function createStepFunctions(options: StepFunctionsOptions): Promis
    * EventBridge would: in the background, retried with backoff, never holding the execution.
    */
   function emitStatusChange(record: ExecutionRecord): void {
-    const target = options.eventTarget;
-    if (!target || !(UNSETTLED_EXECUTION_STATUSES as readonly string[]).includes(record.status)) return;
+    const rule = typeof options.eventTarget === 'string' ? { functionName: options.eventTarget } : options.eventTarget;
+    if (!rule || !(UNSETTLED_EXECUTION_STATUSES as readonly string[]).includes(record.status)) return;
+    if ('stateMachine' in rule && record.stateMachineArn !== stateMachineArn(rule.stateMachine)) return;
+    const target = rule.functionName;
     const event = {
       version: '0',
       id: randomUUID(),

@@ -8,6 +8,16 @@ import { getAgentOperation, getRevisionOperation, listAgentsOperation } from './
 import { createInviteOperation, healthOperation, listModelsOperation, whoamiOperation } from './identity';
 import { deleteMemoriesOperation, deleteMemoryOperation, listMemoriesOperation } from './memories';
 import { getOpenApiOperation } from './openapi';
+import {
+  createWebhookOperation,
+  deleteOtlpOperation,
+  deleteWebhookOperation,
+  getOtlpOperation,
+  getWebhookOperation,
+  listDeliveriesOperation,
+  listWebhooksOperation,
+  putOtlpOperation,
+} from './outbound';
 import type { Operation } from './operation';
 import {
   createSecretOperation,
@@ -56,6 +66,14 @@ const all = [
   listAgentsOperation,
   getAgentOperation,
   getRevisionOperation,
+  createWebhookOperation,
+  listWebhooksOperation,
+  getWebhookOperation,
+  deleteWebhookOperation,
+  listDeliveriesOperation,
+  putOtlpOperation,
+  getOtlpOperation,
+  deleteOtlpOperation,
   getOpenApiOperation,
 ] as const;
 

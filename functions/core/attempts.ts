@@ -6,7 +6,9 @@ import type { Attempt, Failure, FailureKind, Invocation, Outcome, Session, Usage
 import { config } from '#kit/config';
 import { METRIC } from '#kit/metric-names';
 import { count } from '#kit/metrics';
+import { announceOutcome, type DeliveryStarter } from './deliveries';
 import { InvocationEndedError, NotFoundError } from './errors';
+import { totalUsage } from './usage';
 
 /** What the attempt lifecycle reads and writes, bound to one organization. */
 export interface AttemptStore {
@@ -27,6 +29,8 @@ export interface AttemptStore {
    * released, the answer as the assistant message, the audit event. True when this call recorded it.
    */
   recordOutcome(outcome: Outcome): Promise<boolean>;
+  /** Where a recorded outcome is announced (webhooks, the OTLP export). */
+  readonly deliveries: DeliveryStarter;
 }
 
 /** The error a task failed with, as Step Functions reports it (`$.error`). */
@@ -124,21 +128,18 @@ export async function settleFailedAttempt(store: AttemptStore, invocationKey: st
   return { attempt: attempts.length, retry: retry && invocation?.status === 'RUNNING' && attempts.length < config.maxAttempts };
 }
 
-/** The usage of all attempts together. */
-export function totalUsage(attempts: Pick<Attempt, 'usage'>[]): Usage {
-  return attempts.reduce(
-    (sum, attempt) => ({ input_tokens: sum.input_tokens + attempt.usage.input_tokens, output_tokens: sum.output_tokens + attempt.usage.output_tokens }),
-    { input_tokens: 0, output_tokens: 0 },
-  );
-}
-
 /**
  * Records the invocation's outcome from its latest attempt: its answer when it succeeded,
  * else its failure (or `internal` when no attempt could start). Safe to repeat.
  */
 export async function finishInvocation(store: AttemptStore, invocationKey: string, error?: TaskError): Promise<void> {
   const invocation = await store.invocation(invocationKey);
-  if (invocation?.status !== 'RUNNING') return;
+  if (!invocation) return;
+  if (invocation.status !== 'RUNNING') {
+    // Recorded already, perhaps by a task that died before it announced it: announce it (again).
+    await announceOutcome(store.deliveries, invocation);
+    return;
+  }
   const attempts = await store.attempts(invocationKey);
   const now = new Date().toISOString();
   const last = attempts.at(-1);
@@ -158,17 +159,20 @@ export async function finishInvocation(store: AttemptStore, invocationKey: strin
   }
   const session = await store.session(invocation.session_id);
   if (!session) return;
+  const usage = totalUsage(attempts);
   const recorded = await store.recordOutcome({
     invocation,
     endedAt: now,
     messageCount: session.message_count,
-    usage: totalUsage(attempts),
+    usage,
     ...(failure ? { failure } : { answer: last!.answer ?? '' }),
     // A cancel ends the attempt before it records the outcome: the execution, finding the
     // attempt ended, may record it first, and it is the cancel's all the same.
     ...(failure?.message === CANCELLED ? { cancelled: true as const } : {}),
   });
-  if (recorded) countOutcome(failure);
+  if (!recorded) return;
+  countOutcome(failure);
+  await announceOutcome(store.deliveries, { ...invocation, status: failure ? 'FAILED' : 'SUCCEEDED', ended_at: now, usage, ...(failure ? { failure } : {}) });
 }
 
 /**
@@ -179,7 +183,12 @@ export async function finishInvocation(store: AttemptStore, invocationKey: strin
  */
 export async function interruptInvocation(store: AttemptStore, invocationKey: string, message: string, how: { cancelled?: true } = {}): Promise<boolean> {
   const invocation = await store.invocation(invocationKey);
-  if (invocation?.status !== 'RUNNING') return false;
+  if (!invocation) return false;
+  if (invocation.status !== 'RUNNING') {
+    // Recorded already, perhaps by a request that died before it announced it: announce it (again).
+    await announceOutcome(store.deliveries, invocation);
+    return false;
+  }
   const failure: Failure = { kind: 'interrupted', message };
   const now = new Date().toISOString();
   const attempts = await store.attempts(invocationKey);
@@ -188,9 +197,12 @@ export async function interruptInvocation(store: AttemptStore, invocationKey: st
   }
   const session = await store.session(invocation.session_id);
   if (!session) return false;
-  const recorded = await store.recordOutcome({ invocation, endedAt: now, messageCount: session.message_count, usage: totalUsage(attempts), failure, ...how });
-  if (recorded) countOutcome(failure);
-  return recorded;
+  const usage = totalUsage(attempts);
+  const recorded = await store.recordOutcome({ invocation, endedAt: now, messageCount: session.message_count, usage, failure, ...how });
+  if (!recorded) return false;
+  countOutcome(failure);
+  await announceOutcome(store.deliveries, { ...invocation, status: 'FAILED', ended_at: now, usage, failure, ...how });
+  return true;
 }
 
 /** The failure message of a cancelled invocation (the contract has it start with `cancelled`). */

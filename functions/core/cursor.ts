@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { InvalidInputError } from './errors';
 
 /** The lists that page with signed cursors. */
-export type CursorKind = 'audit' | 'sessions' | 'memories' | 'trace' | 'traces' | 'events';
+export type CursorKind = 'audit' | 'sessions' | 'memories' | 'trace' | 'traces' | 'events' | 'deliveries';
 
 /**
  * What signs one organization's cursors: every store of a list that pages is one, so the

@@ -20,7 +20,9 @@ import type { MemoryGroupStore } from '#functions/agent/tools/types';
 import { config } from '#kit/config';
 import type { Logger } from '#kit/log';
 import type { InvocationFacts, Message, Usage } from './model';
-import { countOutcome, startNextAttempt, totalUsage, type AttemptStore } from './attempts';
+import { countOutcome, startNextAttempt, type AttemptStore } from './attempts';
+import { totalUsage } from './usage';
+import { announceOutcome } from './deliveries';
 import { distillMemories, type DistillationStore } from './distill-memories';
 import { InvocationEndedError, LimitReachedError } from './errors';
 import { durationReached, invocationLimits, type InvocationLimits } from './limits';
@@ -63,7 +65,7 @@ export interface AttemptRecorder extends SpanRecorder {
    * Writes what is held with the attempt's success and the invocation's outcome (the
    * answer as the assistant message, the session released, `run_succeeded`), in one step.
    */
-  succeed(success: AttemptSuccess): Promise<void>;
+  succeed(success: AttemptSuccess): Promise<{ ended_at: string }>;
 }
 
 /** What a slice reads and writes, bound to one organization. */
@@ -223,14 +225,18 @@ async function slice(store: SliceStore, input: SliceInput, budgetMs: number, wat
       // The distillation's span and usage count for the attempt.
       final = await distillMemories(final, { memories, provider, model: agent.model.name, spans, redactor, signal, log });
     }
-    await spans.succeed({
+    const usage = totalUsage([...earlier, { usage: final.usage }]);
+    const { ended_at } = await spans.succeed({
       steps: final.steps,
       usage: final.usage,
-      totalUsage: totalUsage([...earlier, { usage: final.usage }]),
+      totalUsage: usage,
       answer: final.answer ?? '',
       userCursor: input.user_cursor,
     });
     countOutcome();
+    // The outcome is visible and the session free already; the announcement only starts deliveries.
+    const model = { provider: agent.model.provider.name, name: agent.model.name };
+    await announceOutcome(store.attempts.deliveries, { ...invocation, status: 'SUCCEEDED', ended_at, usage, model });
     return { attempt, state: 'done' };
   } catch (error) {
     if (signal.aborted && !(error instanceof InvocationEndedError)) throw signal.reason;

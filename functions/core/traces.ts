@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { costOf, config } from '#kit/config';
 import { spansExpired } from '#kit/retention';
-import { totalUsage } from './attempts';
+import { totalUsage } from './usage';
 import { sign, verify, type CursorKind, type CursorScope } from './cursor';
 import { InvalidInputError, NotFoundError, UnavailableError } from './errors';
 import type { Attempt, Invocation, RecordedSpan, Session } from './model';
@@ -88,7 +88,12 @@ export const DEFAULT_SEARCH_DAYS = 31;
  * attempts (recorded with the outcome; summed from `attempts` while it runs) and what that
  * cost, when the catalogue prices its model.
  */
-export function traceSummary(invocation: ListedInvocation, now = Date.now(), attempts?: Pick<Attempt, 'usage'>[]) {
+export type SummarizedInvocation = Pick<
+  ListedInvocation,
+  'invocation_key' | 'session_id' | 'agent_name' | 'agent_revision' | 'status' | 'started_at' | 'ended_at' | 'usage' | 'model'
+>;
+
+export function traceSummary(invocation: SummarizedInvocation, now = Date.now(), attempts?: Pick<Attempt, 'usage'>[]) {
   const { invocation_key, session_id, agent_name, agent_revision, status, started_at, ended_at } = invocation;
   const usage = invocation.usage ?? totalUsage(attempts ?? []);
   const cost = invocation.model ? costOf(config.modelCatalogue, invocation.model, usage) : undefined;

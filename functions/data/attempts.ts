@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { config } from '#kit/config';
 import { cancellationReasons, dynamo, isConditionFailure, queryPrefix, transactWrite, whileRunning } from './dynamo';
 import { spansExpireAt } from '#kit/retention';
+import { deliveryStarter } from './outbound';
 import { failureSchema, getInvocation, getSession, recordOutcome, runningInvocation } from './invocations';
 import type { Attempt, Failure, Invocation, Usage } from '#core/model';
 import type { AttemptStore } from '#core/attempts';
@@ -129,5 +130,6 @@ export function attemptStore(organizationId: string): AttemptStore {
     openAttempt: (invocation, number, startedAt) => putAttempt(organizationId, invocation, number, startedAt),
     endAttempt: (invocationKey, number, outcome) => endAttempt(organizationId, invocationKey, number, outcome),
     recordOutcome: (outcome) => recordOutcome({ organizationId, ...outcome }),
+    deliveries: deliveryStarter(organizationId),
   };
 }

@@ -158,6 +158,23 @@ export const keys = {
     sk: 'MEMORY_DISTILLATION',
   }),
 
+  /**
+   * Where an organization sends what happened: its webhooks and its OTLP export settings,
+   * under one prefix, so announcing an outcome reads them all in one query.
+   */
+  outboundOf: (organizationId: string) => ({ pk: org(organizationId), skPrefix: 'OUTBOUND#' }),
+  webhooksOf: (organizationId: string) => ({ pk: org(organizationId), skPrefix: 'OUTBOUND#WEBHOOK#' }),
+  webhook: (organizationId: string, webhookId: string): Key => ({ pk: org(organizationId), sk: `OUTBOUND#WEBHOOK#${webhookId}` }),
+  otlpSettings: (organizationId: string): Key => ({ pk: org(organizationId), sk: 'OUTBOUND#OTLP' }),
+  /** A webhook's delivery log, newest last: by the time a try ended, its event and its number. */
+  deliveryLog: (organizationId: string, webhookId: string) => ({ pk: `HOOK#${organizationId}#${webhookId}`, skPrefix: 'DLV#' }),
+  deliveryAttempt: (organizationId: string, webhookId: string, time: string, eventId: string, attempt: number): Key => ({
+    pk: `HOOK#${organizationId}#${webhookId}`,
+    sk: `DLV#${time}#${eventId}#${pad(attempt, 3)}`,
+  }),
+  /** The tries a delivery (one event to one target) has made so far. */
+  deliveryCounter: (organizationId: string, eventId: string): Key => ({ pk: `DELIVERY#${organizationId}#${eventId}`, sk: 'DELIVERY' }),
+
   /** A fixed key the health check reads; it never exists. */
   health: (): Key => ({ pk: 'HEALTH', sk: 'HEALTH' }),
 };

@@ -192,7 +192,7 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, a
      * Writes what is held with the attempt's success and the invocation's outcome (its
      * answer as the assistant message, the session released, `run_succeeded`), in one transaction.
      */
-    async succeed(success: AttemptSuccess): Promise<void> {
+    async succeed(success: AttemptSuccess): Promise<{ ended_at: string }> {
       heldProgress = undefined;
       const endedAt = eventTime();
       const [invocationUpdate, ...outcome] = outcomeItems({
@@ -208,6 +208,7 @@ export function spanStore(organizationId: string, invocation: InvocationFacts, a
         [invocationUpdate!, { Update: successUpdate(organizationId, key, attempt, { steps: success.steps, usage: success.usage, answer: success.answer, ended_at: endedAt }) }, ...outcome],
         { guarded: true, drain: true },
       );
+      return { ended_at: endedAt };
     },
   };
 }

@@ -70,7 +70,7 @@ function isTransient(error: unknown): boolean {
  * `afterSk`: of one attempt, or of all when `attempt` is undefined. `more` says whether
  * more are stored already. Read consistently, so a span is visible as soon as it is written.
  */
-async function listSpans(
+export async function listSpans(
   organizationId: string,
   invocationKey: string,
   attempt: number | undefined,
@@ -112,7 +112,7 @@ export async function spansFrom(organizationId: string, invocationKey: string, a
  * One payload of a span, or only its first `firstBytes`; undefined when the bucket has no
  * such object. A bucket that cannot be read is UnavailableError, whatever the reason.
  */
-async function readPayload(
+export async function readPayload(
   organizationId: string,
   invocationKey: string,
   spanId: string,

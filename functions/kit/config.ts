@@ -133,6 +133,17 @@ export const config = {
   get stateMachineArn() {
     return required(ENV.stateMachineArn);
   },
+  /** The state machine that delivers outcomes to webhooks and the OTLP export. */
+  get deliveryStateMachineArn() {
+    return required(ENV.deliveryStateMachineArn);
+  },
+  /**
+   * Whether webhook and export URLs may name loopback addresses (over http too): the local
+   * cloud's tests run their receivers on 127.0.0.1. Never set on AWS.
+   */
+  get loopbackUrls(): boolean {
+    return process.env[ENV.loopbackUrls] === 'true';
+  },
   /**
    * The longest a run request waits in one HTTP answer; past it the answer is 504 and
    * clients re-attach (API Gateway answers within ~29 s). Unset: the whole wait.

@@ -16,6 +16,8 @@ export const ENV = {
   maxAttempts: 'MAX_ATTEMPTS',
   spanRetentionSeconds: 'SPAN_RETENTION_SECONDS',
   stateMachineArn: 'STATE_MACHINE_ARN',
+  deliveryStateMachineArn: 'DELIVERY_STATE_MACHINE_ARN',
+  loopbackUrls: 'ALLOW_LOOPBACK_URLS',
   waitSliceSeconds: 'WAIT_SLICE_SECONDS',
   sandboxFunctionName: 'SANDBOX_FUNCTION_NAME',
   modelCatalogue: 'MODEL_CATALOGUE',

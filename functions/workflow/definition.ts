@@ -16,6 +16,7 @@
  * RunSteps is bounded by the Lambda timeout only (a slice may run for minutes); the
  * attempt's silence is measured inside it (core/watchdog.ts), from the handler call.
  */
+import type { DeliveryOrder } from '#core/deliveries';
 
 /** The task functions, by role: ARNs on AWS, module names locally. */
 export interface WorkflowFunctions {
@@ -159,6 +160,50 @@ export function invocationStateMachine(
       },
       RecordOutcome: task(partition, { functionName: functions.recordOutcome, timeoutSeconds: bookkeeping, next: 'Done' }),
       Done: { Type: 'Succeed' },
+    },
+  };
+}
+
+/** The delivery state machine's task function: an ARN on AWS, a module name locally. */
+export interface DeliveryFunctions {
+  deliver: string;
+}
+
+/** A delivery execution's input: one outcome to one target (`core/deliveries.ts`). */
+export interface DeliveryInput extends DeliveryOrder {
+  organization_id: string;
+}
+
+/**
+ * How long a delivery keeps trying: the first retry after a second, each wait twice the
+ * last, twelve retries: 1 + 2 + ... + 2048 s, 68 minutes in all, beyond the hour the
+ * contract asks for. Three tries (two failures) take about 3 s, so a receiver that is
+ * briefly down gets its event within seconds.
+ */
+export const DELIVERY_RETRY = { IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 12 } as const;
+
+/** The seconds one try may take: the 10 s answer timeout, plus reading a trace to export. */
+export const DELIVER_TIMEOUT_SECONDS = 60;
+
+/**
+ * The delivery state machine: one try of `deliver` per state entry, retried on any error
+ * with exponential backoff (DELIVERY_RETRY). An execution that runs out of retries ends
+ * FAILED, which is where an operator looks for what never arrived (its log keeps every try).
+ */
+export function deliveryStateMachine(functions: DeliveryFunctions, partition = 'aws') {
+  return {
+    Comment: "One invocation outcome delivered to one webhook or to the organization's OTLP export, retried for over an hour.",
+    StartAt: 'Deliver',
+    States: {
+      Deliver: {
+        Type: 'Task',
+        Resource: `arn:${partition}:states:::lambda:invoke`,
+        Parameters: { FunctionName: functions.deliver, 'Payload.$': '$' },
+        ResultSelector: { 'delivery.$': '$.Payload' },
+        TimeoutSeconds: DELIVER_TIMEOUT_SECONDS,
+        Retry: [{ ErrorEquals: ['States.ALL'], ...DELIVERY_RETRY }],
+        End: true,
+      },
     },
   };
 }

@@ -6,6 +6,8 @@
  */
 import type { Attempt, Invocation, Session } from '#core/model';
 import type { AttemptStore } from '#core/attempts';
+import type { DeliveryOrder } from '#core/deliveries';
+import type { Webhook } from '#core/webhooks';
 
 export interface MemoryAttemptStore extends AttemptStore {
   invocations: Map<string, Invocation>;
@@ -13,6 +15,10 @@ export interface MemoryAttemptStore extends AttemptStore {
   attemptsOf: Map<string, Attempt[]>;
   audit: { invocationKey: string; type: 'run_succeeded' | 'run_failed' }[];
   messages: { sessionId: string; cursor: number; content: string }[];
+  /** The organization's webhooks, as announcing an outcome reads them (none unless a test adds some). */
+  webhooks: Webhook[];
+  /** Every delivery an announcement started, by execution name. */
+  started: { name: string; order: DeliveryOrder }[];
 }
 
 const copy = <T>(value: T): T => structuredClone(value);
@@ -30,6 +36,14 @@ export function memoryAttemptStore(): MemoryAttemptStore {
     attemptsOf: new Map(),
     audit: [],
     messages: [],
+    webhooks: [],
+    started: [],
+    deliveries: {
+      targets: async () => ({ webhooks: copy(store.webhooks), otlp: false }),
+      async start(order, name) {
+        if (!store.started.some((start) => start.name === name)) store.started.push({ name, order: copy(order) });
+      },
+    },
     async invocation(key) {
       const invocation = store.invocations.get(key);
       return invocation && copy(invocation);
