@@ -83,7 +83,7 @@ export const EXIT_CODE_HELP: [number, string][] = [
   [EXIT.badRequest, '400: the service rejected the request before anything ran'],
   [EXIT.unauthenticated, '401: no credential, or it is invalid, expired or of the wrong kind'],
   [EXIT.forbidden, '403: not allowed (not_provisioned: the account is not in the private beta)'],
-  [EXIT.notFound, '404: no such session, trace, agent, secret, token or memory'],
+  [EXIT.notFound, '404: no such session, trace, agent, secret, token, memory or webhook, or no OTLP export'],
   [EXIT.conflict, '409: the invocation key was used with a different body, or the invocation to cancel had ended'],
   [EXIT.sessionBusy, '423: another invocation is running in the session'],
   [EXIT.quotaExceeded, '429: the organization used up its invocation quota'],

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { AgentSessions } from '../client/index';
 import { accountCommands } from './commands/account';
 import { agentCommands } from './commands/agents';
+import { integrationCommands } from './commands/integrations';
 import { inviteCommands } from './commands/invites';
 import { memoryCommands } from './commands/memories';
 import { run } from './commands/run';
@@ -14,6 +15,7 @@ import { sessionCommands } from './commands/sessions';
 import { write, type Command, type Context, type Io, type OptionSpec } from './commands/shared';
 import { tokenCommands } from './commands/tokens';
 import { traceCommands } from './commands/traces';
+import { webhookCommands } from './commands/webhooks';
 import { resolveSettings } from './config';
 import { describeError, EXIT, EXIT_CODE_HELP, exitCodeFor, InterruptedError, UsageError } from './errors';
 
@@ -38,13 +40,15 @@ const commands: Command[] = [
   ...memoryCommands,
   ...tokenCommands,
   ...inviteCommands,
+  ...webhookCommands,
+  ...integrationCommands,
 ];
 
-/** Groups whose bare name runs their `list`. */
-const GROUPS = ['sessions', 'traces', 'agents', 'secrets', 'memories', 'tokens', 'invites'];
+/** Command groups: the leading words of their commands; a group alone runs its `list`, when it has one. */
+const GROUPS = ['sessions', 'traces', 'agents', 'secrets', 'memories', 'tokens', 'invites', 'webhooks', 'integrations', 'integrations otlp'];
 
 function optionUsage(name: string, spec: OptionSpec): string {
-  return `--${name}${spec.short ? `, -${spec.short}` : ''}${spec.value ? ` ${spec.value}` : ''}`;
+  return `--${name}${spec.short ? `, -${spec.short}` : ''}${spec.value ? ` ${spec.value}` : ''}${spec.multiple ? ' ...' : ''}`;
 }
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
@@ -69,7 +73,7 @@ export function mainHelp(): string {
     ...commands.map((c) => `  ${`${c.name}${c.args ? ` ${c.args}` : ''}`.padEnd(width)}  ${c.summary}`),
     '',
     '"agent-sessions <command> --help" shows a command\'s options. A group alone (sessions,',
-    'traces, agents, secrets, memories, tokens) lists it.',
+    'traces, agents, secrets, memories, tokens, webhooks) lists it.',
     '',
     'On a terminal "run" shows the invocation\'s spans live as a tree; with --json it streams',
     'its events as JSON lines, then the answer. Ctrl-C detaches (exit 130): "traces follow KEY"',
@@ -105,9 +109,10 @@ function commandHelp(command: Command): string {
 
 /** The command named by the leading words of `argv`, and `argv` without those words. */
 function findCommand(argv: string[]): { command?: Command; rest: string[]; group?: string } {
-  // Command words may follow global options: skip those (and their values) first.
+  // Command words may follow global options: skip those (and their values) first. Words
+  // are taken while they name a group, so `integrations otlp set` is one command.
   const words: number[] = [];
-  for (let i = 0; i < argv.length && words.length < 2; i++) {
+  for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg.startsWith('-')) {
       if (words.length) break;
@@ -116,20 +121,23 @@ function findCommand(argv: string[]): { command?: Command; rest: string[]; group
       continue;
     }
     words.push(i);
-    if (words.length === 1 && !GROUPS.includes(arg)) break;
+    if (!GROUPS.includes(words.map((w) => argv[w]!).join(' '))) break;
   }
-  const [first, second] = words.map((i) => argv[i]!);
+  const names = words.map((i) => argv[i]!);
   const without = (count: number) => argv.filter((_, i) => !words.slice(0, count).includes(i));
-  if (first === undefined) return { rest: argv };
-  if (GROUPS.includes(first)) {
-    const named = second !== undefined ? commands.find((c) => c.name === `${first} ${second}`) : undefined;
-    if (named) return { command: named, rest: without(2) };
-    const list = commands.find((c) => c.name === `${first} list`);
-    if (second === undefined && list) return { command: list, rest: without(1) };
-    return { rest: without(1), group: first };
+  if (names.length === 0) return { rest: argv };
+  // The longest leading words that name a command, else the group they are in.
+  for (let count = names.length; count > 0; count--) {
+    const name = names.slice(0, count).join(' ');
+    const command = commands.find((c) => c.name === name);
+    if (command) return { command, rest: without(count) };
+    if (GROUPS.includes(name)) {
+      const list = commands.find((c) => c.name === `${name} list`);
+      if (count === names.length && list) return { command: list, rest: without(count) };
+      return { rest: without(count), group: name };
+    }
   }
-  const command = commands.find((c) => c.name === first);
-  return command ? { command, rest: without(1) } : { rest: argv, group: first };
+  return { rest: argv, group: names[0] };
 }
 
 /** Runs the CLI with `argv` (without node and the script); resolves to the exit code. */
@@ -154,11 +162,12 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
     const options = { ...GLOBAL_OPTIONS, ...command.options };
     let parsed;
     try {
-      parsed = parseArgs({ args: rest, options: Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}) }])), allowPositionals: true, strict: true });
+      const parseOptions = Object.entries(options).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.multiple ? { multiple: true } : {}) }]);
+      parsed = parseArgs({ args: rest, options: Object.fromEntries(parseOptions), allowPositionals: true, strict: true });
     } catch (error) {
       throw new UsageError(`${command.name}: ${(error as Error).message.split('\n')[0]}`);
     }
-    const values = parsed.values as Record<string, string | boolean | undefined>;
+    const values = parsed.values as Context['values'];
     json = values.json === true;
     if (values.help) {
       write(io.stdout, commandHelp(command));

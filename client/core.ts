@@ -31,8 +31,8 @@ export interface RequestOptions {
  * How safe a request is to send again, as the spec says:
  * - `idempotent`: GET and DELETE; again after any connection failure or a 503.
  * - `keyed`: POST /sessions/{id} and POST /invites with an Idempotency-Key; the same.
- * - `unsent-only`: POST /secrets, PUT /secrets/{name}, POST /tokens; only when the
- *   request certainly never reached the service.
+ * - `unsent-only`: POST /secrets, PUT /secrets/{name}, POST /tokens, POST /webhooks,
+ *   PUT /integrations/otlp; only when the request certainly never reached the service.
  * - `follow`: a read that follows a running invocation (its events); again after any
  *   connection failure, a 429 or any 5xx, since a follower would rather wait than stop.
  */

@@ -53,7 +53,7 @@ export class PermissionDeniedError extends APIError {
   }
 }
 
-/** 404: no such session, secret, agent, revision, token, memory or invocation in this organization. */
+/** 404: no such session, secret, agent, revision, token, memory, invocation or webhook in this organization, or no OTLP export set. */
 export class NotFoundError extends APIError {
   override name = 'NotFoundError';
 }

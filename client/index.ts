@@ -5,9 +5,11 @@
  *   const { message, invocation_key } = await client.sessions.run('s1', { user_prompt, agent_name, agent });
  *   for await (const span of client.traces.get(invocation_key)) ...
  *   for await (const event of client.traces.events(invocation_key)) ...  // live, until invocation_ended
+ *   const { secret } = await client.webhooks.create({ url });             // shown only here
  */
 import { Transport, type ClientOptions, type RequestOptions } from './core';
 import { Agents } from './resources/agents';
+import { Integrations } from './resources/integrations';
 import { Invites } from './resources/invites';
 import { Memories } from './resources/memories';
 import { Models } from './resources/models';
@@ -15,6 +17,7 @@ import { Secrets } from './resources/secrets';
 import { Sessions } from './resources/sessions';
 import { Tokens } from './resources/tokens';
 import { Traces } from './resources/traces';
+import { Webhooks } from './resources/webhooks';
 import type { HealthResponse, LocalSignInResponse, WhoamiResponse } from './types';
 
 export class AgentSessions {
@@ -26,6 +29,8 @@ export class AgentSessions {
   readonly memories: Memories;
   readonly tokens: Tokens;
   readonly invites: Invites;
+  readonly webhooks: Webhooks;
+  readonly integrations: Integrations;
   private readonly transport: Transport;
 
   constructor(options: ClientOptions) {
@@ -38,6 +43,8 @@ export class AgentSessions {
     this.memories = new Memories(this.transport);
     this.tokens = new Tokens(this.transport);
     this.invites = new Invites(this.transport);
+    this.webhooks = new Webhooks(this.transport);
+    this.integrations = new Integrations(this.transport);
   }
 
   get baseUrl(): string {

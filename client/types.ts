@@ -7,6 +7,7 @@ import type * as agent from '#contracts/agent';
 import type * as agents from '#contracts/agents';
 import type * as identity from '#contracts/identity';
 import type * as memories from '#contracts/memories';
+import type * as outbound from '#contracts/outbound';
 import type * as secrets from '#contracts/secrets';
 import type * as sessions from '#contracts/sessions';
 import type * as tokens from '#contracts/tokens';
@@ -135,3 +136,27 @@ export type TokenCreateParams = z.input<typeof tokens.CreateTokenBody>;
 export interface LocalSignInResponse {
   token: string;
 }
+
+/** What a webhook is told of: an invocation's outcome. */
+export type WebhookEventType = z.infer<typeof outbound.WebhookEventType>;
+/** A webhook as listed: never its signing secret. */
+export type Webhook = z.infer<typeof outbound.Webhook>;
+/** The answer to a create: the webhook with its signing secret (`whsec_…`), shown only here. */
+export type CreatedWebhook = z.infer<typeof outbound.CreatedWebhook>;
+export type WebhookListResponse = z.infer<typeof outbound.WebhooksResponse>;
+export type WebhookCreateParams = z.input<typeof outbound.CreateWebhookBody>;
+/** One try to deliver an event: the receiver's `status_code`, or the `error` when it gave no answer. */
+export type WebhookDelivery = z.infer<typeof outbound.DeliveryAttempt>;
+/** A page of delivery tries, newest first. */
+export type WebhookDeliveriesResponse = z.infer<typeof outbound.DeliveriesResponse>;
+
+export interface WebhookDeliveriesParams {
+  after?: string;
+  /** 1 to 100 (service default 20). */
+  limit?: number;
+}
+
+/** Where finished invocations are exported as OTLP traces, as stored (secret references unresolved). */
+export type OtlpSettings = z.infer<typeof outbound.OtlpSettings>;
+/** `payloads` is false unless given; `headers` values may hold `{{secret:NAME}}` references. */
+export type OtlpIntegrationSetParams = z.input<typeof outbound.OtlpSettingsBody>;

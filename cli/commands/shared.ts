@@ -27,11 +27,13 @@ export interface OptionSpec {
   short?: string;
   /** The value's placeholder in help, e.g. `SECONDS`. */
   value?: string;
+  /** A string option that may be given again and again; its value is then the list. */
+  multiple?: boolean;
   help: string;
 }
 
 export interface Context {
-  values: Record<string, string | boolean | undefined>;
+  values: Record<string, string | string[] | boolean | undefined>;
   positionals: string[];
   io: Io;
   json: boolean;
@@ -70,6 +72,12 @@ export function output(context: Context, value: unknown, human: () => string): v
 export function stringOption(context: Context, name: string): string | undefined {
   const value = context.values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/** Every value of an option given `multiple` times (none when it was not given). */
+export function listOption(context: Context, name: string): string[] {
+  const value = context.values[name];
+  return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
 }
 
 /** The option's value; a usage error when it is missing or empty. */

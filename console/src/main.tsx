@@ -13,6 +13,7 @@ import { SessionPage, SessionsPage } from './pages/sessions';
 import { CallbackPage, SignInPage } from './pages/sign-in';
 import { TracePage } from './pages/trace';
 import { TracesPage } from './pages/traces';
+import { WebhooksPage } from './pages/webhooks';
 import { Link, navigate, routeOf, to, useLocation, type Route } from './router';
 import './styles.css';
 
@@ -23,6 +24,7 @@ const NAV: [label: string, path: string, pages: Route['page'][]][] = [
   ['Memories', 'memories', ['memories']],
   ['Secrets', 'secrets', ['secrets']],
   ['API keys', 'api-keys', ['api-keys']],
+  ['Webhooks', 'webhooks', ['webhooks']],
   ['Models', 'models', ['models']],
 ];
 
@@ -73,6 +75,8 @@ function Page({ route }: { route: Route }) {
       return <SecretsPage />;
     case 'api-keys':
       return <ApiKeysPage />;
+    case 'webhooks':
+      return <WebhooksPage />;
     case 'models':
       return <ModelsPage />;
     default:

@@ -18,6 +18,7 @@ export type Route =
   | { page: 'memories' }
   | { page: 'secrets' }
   | { page: 'api-keys' }
+  | { page: 'webhooks' }
   | { page: 'models' }
   | { page: 'not-found' };
 
@@ -50,6 +51,7 @@ export function routeOf(pathname: string): Route {
     case 'memories':
     case 'secrets':
     case 'api-keys':
+    case 'webhooks':
     case 'models':
       return id === undefined ? { page: first } : { page: 'not-found' };
     default:

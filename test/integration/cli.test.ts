@@ -204,3 +204,56 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+describe('agent-sessions webhooks and integrations', () => {
+  it('creates a webhook showing its secret once, lists it and its deliveries, and deletes it', async () => {
+    // Nothing runs in the organization while it exists: the closed port is never called.
+    const url = `http://127.0.0.1:${await closedPort()}/cli-hooks`;
+
+    const created = await cli(['webhooks', 'create', url, '--events', 'invocation.failed']);
+    const id = /^Webhook (\S+) for /.exec(created.stderr)?.[1] ?? '';
+    const list = await cli(['webhooks']);
+    const listJson = JSON.parse((await cli(['webhooks', 'list', '--json'])).stdout);
+    const show = await cli(['webhooks', 'show', id]);
+    const deliveries = await cli(['webhooks', 'deliveries', id]);
+    const deliveriesJson = JSON.parse((await cli(['webhooks', 'deliveries', id, '--limit', '5', '--all', '--json'])).stdout);
+    const refused = await cli(['webhooks', 'create', 'http://169.254.169.254/latest/meta-data']);
+    const deleted = await cli(['webhooks', 'delete', id]);
+    const gone = await cli(['webhooks', 'deliveries', id]);
+
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^whsec_\S+\n$/);
+    expect(created.stderr).toBe(`Webhook ${id} for ${url} (invocation.failed).\nIts signing secret (above) is shown only once: it will not be shown again.\n`);
+    expect(list.stdout).toMatch(new RegExp(`^ID +URL +EVENTS +CREATED\\n${id} +${url} +invocation\\.failed +\\d{4}-`));
+    expect(listJson).toEqual({ webhooks: [{ id, url, events: ['invocation.failed'], created_at: expect.any(String) }] });
+    expect(show.stdout).toContain(`url:     ${url}\n`);
+    for (const output of [list.stdout, JSON.stringify(listJson), show.stdout]) expect(output).not.toContain(created.stdout.trim());
+    expect(deliveries).toMatchObject({ code: 0, stdout: '(none)\n', stderr: '' });
+    expect(deliveriesJson).toEqual({ deliveries: [] });
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/^error: invalid request: /);
+    expect(deleted).toMatchObject({ code: 0, stdout: `Deleted webhook ${id}\n` });
+    expect(gone).toMatchObject({ code: 6, stderr: expect.stringMatching(/^error: not found: /) });
+  });
+
+  it('sets the OTLP export with a header referencing a secret, shows it as stored, and deletes it', async () => {
+    await cli(['secrets', 'create', 'OTLP_TOKEN', '--value', 'otlp-cli-0123456789']);
+    const endpoint = `http://127.0.0.1:${await closedPort()}/v1/traces`;
+
+    const set = await cli(['integrations', 'otlp', 'set', '--endpoint', endpoint, '--header', 'authorization=Bearer {{secret:OTLP_TOKEN}}', '--payloads']);
+    const show = await cli(['integrations', 'otlp', 'show']);
+    const showJson = JSON.parse((await cli(['integrations', 'otlp', 'show', '--json'])).stdout);
+    const wrongPath = await cli(['integrations', 'otlp', 'set', '--endpoint', endpoint.replace('/v1/traces', '/v1/logs')]);
+    const deleted = await cli(['integrations', 'otlp', 'delete']);
+    const none = await cli(['integrations', 'otlp', 'show']);
+    await cli(['secrets', 'delete', 'OTLP_TOKEN']);
+
+    expect(set.code).toBe(0);
+    expect(set.stdout).toBe(`Exporting finished invocations:\n${show.stdout}`);
+    expect(show.stdout).toBe(`endpoint: ${endpoint}\npayloads: on\nheader:   authorization: Bearer {{secret:OTLP_TOKEN}}\n`);
+    expect(showJson).toEqual({ endpoint, headers: { authorization: 'Bearer {{secret:OTLP_TOKEN}}' }, payloads: true });
+    expect(wrongPath.code).toBe(3);
+    expect(deleted).toMatchObject({ code: 0, stdout: 'Stopped the OTLP export\n' });
+    expect(none.code).toBe(6);
+  });
+});

@@ -1,4 +1,6 @@
+import { createHmac } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingHttpHeaders } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import {
   RunFailedError,
   SessionLockedError,
   type AgentConfig,
+  type WebhookDelivery,
 } from '../../client/index';
 import { answer, delay, hang, startFakeOpenAI, toolCall, type FakeOpenAIServer } from '../fakes/openai-server';
 import { baseUrl, newOrganization, signIn, uniqueEmail } from './support';
@@ -358,5 +361,82 @@ describe('the client against nothing', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+/** A webhook receiver on 127.0.0.1 that answers 204 and records each delivery. */
+async function startReceiver() {
+  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+  const server = createHttpServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hooks`, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('the client: webhooks and the OTLP export', () => {
+  it('creates a webhook whose secret signs its deliveries, lists their tries, and deletes it', { timeout: 60_000 }, async () => {
+    const client = await organizationClient();
+    const receiver = await startReceiver();
+    try {
+      const created = await client.webhooks.create({ url: receiver.url, events: ['invocation.succeeded'] });
+      const { secret, ...webhook } = created;
+      const listed = await client.webhooks.list();
+      const read = await client.webhooks.get(created.id);
+      const before = await client.webhooks.deliveries(created.id);
+      const refused = await client.webhooks.create({ url: 'http://169.254.169.254/latest/meta-data' }).catch((e: unknown) => e);
+      model.enqueue(answer('Delivered'));
+      const { invocation_key } = await client.sessions.run('hooked', { user_prompt: 'Hi', agent_name: 'a', agent: agent() });
+      let tries: WebhookDelivery[] = [];
+      await expect.poll(async () => (tries = await client.webhooks.deliveries(created.id, { limit: 1 }).all()).length, { timeout: 30_000, interval: 500 }).toBeGreaterThanOrEqual(1);
+      const delivered = receiver.received[0]!;
+      await client.webhooks.delete(created.id);
+
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      expect(webhook).toEqual({ id: expect.any(String), url: receiver.url, events: ['invocation.succeeded'], created_at: expect.any(String) });
+      expect(listed).toEqual({ webhooks: [webhook] });
+      expect(read).toEqual(webhook);
+      expect(before).toEqual({ deliveries: [] });
+      expect(refused).toBeInstanceOf(BadRequestError);
+      // Standard Webhooks: v1, HMAC-SHA256 of "<id>.<timestamp>.<body>" keyed by the secret's bytes.
+      const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } = delivered.headers;
+      const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${delivered.body}`).digest('base64');
+      expect(signature).toBe(`v1,${expected}`);
+      expect(JSON.parse(delivered.body)).toMatchObject({ type: 'invocation.succeeded', data: { invocation_key } });
+      expect(tries[0]).toMatchObject({ event_id: id, invocation_key, type: 'invocation.succeeded', attempt: 1, status_code: 204 });
+      await expect(client.webhooks.get(created.id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(client.webhooks.deliveries(created.id)).rejects.toBeInstanceOf(NotFoundError);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('sets, reads and deletes the OTLP export, keeping secret references unresolved', async () => {
+    const client = await organizationClient();
+    await client.secrets.create({ name: 'OTLP_TOKEN', value: 'otlp-0123456789abcdef' });
+    const endpoint = `http://127.0.0.1:${await closedPort()}/v1/traces`;
+
+    const none = await client.integrations.otlp.get().catch((e: unknown) => e);
+    const set = await client.integrations.otlp.set({ endpoint, headers: { authorization: 'Bearer {{secret:OTLP_TOKEN}}' } });
+    const read = await client.integrations.otlp.get();
+    const wrongPath = await client.integrations.otlp.set({ endpoint: endpoint.replace('/v1/traces', '/v1/logs') }).catch((e: unknown) => e);
+    const unknownSecret = await client.integrations.otlp.set({ endpoint, headers: { authorization: '{{secret:NO_SUCH_SECRET}}' } }).catch((e: unknown) => e);
+    const withPayloads = await client.integrations.otlp.set({ endpoint, payloads: true });
+    await client.integrations.otlp.delete();
+
+    expect(none).toBeInstanceOf(NotFoundError);
+    expect(set).toEqual({ endpoint, headers: { authorization: 'Bearer {{secret:OTLP_TOKEN}}' }, payloads: false });
+    expect(read).toEqual(set);
+    expect(wrongPath).toBeInstanceOf(BadRequestError);
+    expect(unknownSecret).toBeInstanceOf(BadRequestError);
+    expect(withPayloads).toEqual({ endpoint, payloads: true });
+    await expect(client.integrations.otlp.get()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(client.integrations.otlp.delete()).resolves.toBeUndefined();
   });
 });

@@ -9,12 +9,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import ts from 'typescript';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AgentSessions, type AgentConfig } from '../../client/index';
+import { AgentSessions, NotFoundError, type AgentConfig } from '../../client/index';
 import { buildConsole, MAX_SCRIPT_GZIP_BYTES } from '../../console/build';
 import { securityHeaders, type ConsoleConfig } from '../../console/config';
 import { sideBySide } from '../../console/src/diff';
@@ -518,5 +520,102 @@ describe('the console in a browser', () => {
       expect(await shown.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
       expect(await shown.locator('main img, main script').count()).toBe(0);
     }
+  });
+});
+
+describe('the console: webhooks and the OTLP export', () => {
+  // Chromium logs the 404 of GET /integrations/otlp while none is set, and the 400 of a refused one.
+  const expectedErrors = /status of 40[04]/;
+
+  it('creates a webhook showing its secret once, lists its deliveries with links to their traces, and deletes it', { timeout: 60_000 }, async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      req.resume().on('end', () => {
+        received.push(String(req.headers['webhook-id']));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/console-hooks`;
+    try {
+      const page = await open('/console/webhooks', { expectedErrors });
+      await page.getByTestId('webhook-url').fill(url);
+      await page.getByTestId('webhook-event-invocation.failed').uncheck();
+      await page.getByTestId('webhook-create').click();
+
+      const secret = await page.getByTestId('created-webhook-secret').textContent();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      const row = page.locator('[data-testid=webhook-row]', { hasText: url });
+      await row.waitFor();
+      expect(await row.textContent()).toContain('invocation.succeeded');
+      expect(await row.textContent()).not.toContain('invocation.failed');
+      expect((await client.webhooks.list()).webhooks.find((webhook) => webhook.url === url)?.events).toEqual(['invocation.succeeded']);
+      await shot(page, 'webhooks');
+      await page.reload();
+      await row.waitFor();
+      expect(await page.content()).not.toContain(secret!);
+
+      await row.getByTestId('show-deliveries').click();
+      await expect.poll(() => page.getByTestId('deliveries').textContent()).toContain('No deliveries.');
+      model.enqueue(answer('Hooked'));
+      const key = await run('console-webhook', 'Hi', 'console-webhook-1');
+      const delivery = page.getByTestId('delivery-row');
+      await expect
+        .poll(
+          async () => {
+            if ((await delivery.count()) === 0) await page.getByTestId('reload-deliveries').click();
+            return delivery.count();
+          },
+          { timeout: 30_000, interval: 1000 },
+        )
+        .toBeGreaterThanOrEqual(1);
+      expect(received.length).toBeGreaterThanOrEqual(1);
+      expect(await delivery.first().getByTestId('delivery-result').textContent()).toBe('204');
+      expect(await delivery.first().textContent()).toContain(received[0]!);
+      expect(await delivery.first().getByRole('link', { name: key }).getAttribute('href')).toBe(`/console/traces/${encodeURIComponent(key)}`);
+      await shot(page, 'webhook-deliveries');
+
+      await row.getByTestId('delete-webhook').click();
+      await row.getByTestId('delete-webhook-confirm').click();
+      await expect.poll(() => row.count()).toBe(0);
+      expect((await client.webhooks.list()).webhooks.map((webhook) => webhook.url)).not.toContain(url);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  });
+
+  it('sets the OTLP export with a header referencing a secret, shows it as stored, and deletes it', async () => {
+    await client.secrets.create({ name: 'CONSOLE_OTLP', value: 'otlp-console-0123456789' });
+    const endpoint = 'http://127.0.0.1:9/v1/traces';
+    const page = await open('/console/webhooks', { expectedErrors });
+    const section = page.getByTestId('otlp');
+    await expect.poll(() => section.textContent()).toContain('Not set up.');
+
+    await page.getByTestId('edit-otlp').click();
+    await page.getByTestId('otlp-endpoint-input').fill(endpoint);
+    await page.getByTestId('otlp-headers-input').fill('authorization: Bearer {{secret:CONSOLE_OTLP}}\nx-team: console');
+    await page.getByTestId('otlp-payloads-input').check();
+    await page.getByTestId('otlp-save').click();
+
+    await expect.poll(() => page.getByTestId('otlp-endpoint').textContent()).toBe(endpoint);
+    expect(await page.getByTestId('otlp-headers').textContent()).toBe('authorization: Bearer {{secret:CONSOLE_OTLP}}x-team: console');
+    expect(await page.getByTestId('otlp-payloads').textContent()).toMatch(/^on/);
+    expect(await page.content()).not.toContain('otlp-console-0123456789');
+    expect(await client.integrations.otlp.get()).toEqual({ endpoint, headers: { authorization: 'Bearer {{secret:CONSOLE_OTLP}}', 'x-team': 'console' }, payloads: true });
+    await shot(page, 'otlp-export');
+
+    // A refused change shows the API's message and keeps the stored settings.
+    await page.getByTestId('edit-otlp').click();
+    await page.getByTestId('otlp-endpoint-input').fill('http://127.0.0.1:9/v1/logs');
+    await page.getByTestId('otlp-save').click();
+    await expect.poll(() => page.getByTestId('otlp-form').getByTestId('error').textContent()).toContain('(400)');
+    await page.getByTestId('otlp-form').getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByTestId('otlp-endpoint').textContent()).toBe(endpoint);
+
+    await page.getByTestId('delete-otlp').click();
+    await page.getByTestId('delete-otlp-confirm').click();
+    await expect.poll(() => section.textContent()).toContain('Not set up.');
+    await expect(client.integrations.otlp.get()).rejects.toBeInstanceOf(NotFoundError);
+    await client.secrets.delete('CONSOLE_OTLP');
   });
 });
