@@ -70,6 +70,15 @@ const SPEC: Record<string, { success: number[]; errors: number[] }> = {
   'GET /agents': { success: [200], errors: [401] },
   'GET /agents/{name}': { success: [200], errors: [401, 404] },
   'GET /agents/{name}/revisions/{revision}': { success: [200], errors: [401, 404] },
+  // Beyond the spec (CONTRACT.md, "Sending what happened where users already look").
+  'POST /webhooks': { success: [201], errors: [400, 401] },
+  'GET /webhooks': { success: [200], errors: [401] },
+  'GET /webhooks/{id}': { success: [200], errors: [400, 401, 404] },
+  'DELETE /webhooks/{id}': { success: [204], errors: [400, 401, 404] },
+  'GET /webhooks/{id}/deliveries': { success: [200], errors: [400, 401, 404] },
+  'PUT /integrations/otlp': { success: [200], errors: [400, 401] },
+  'GET /integrations/otlp': { success: [200], errors: [401, 404] },
+  'DELETE /integrations/otlp': { success: [204], errors: [401] },
   'GET /openapi.json': { success: [200], errors: [] },
 };
 
