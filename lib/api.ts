@@ -10,7 +10,7 @@ import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Access, Route } from '#functions/routes';
 import { ENV } from '#kit/env';
-import { bindCursorKey, bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
+import { bindCursorKey, bindDeliveries, bindPayloads, bindSecrets, bindTable, bindWorkflow, ServiceFunction } from './service-function';
 
 /**
  * The longest a run request waits in one answer: below API Gateway's ~29 s integration
@@ -28,6 +28,8 @@ export interface ApiProps {
   readonly secretPrefix: string;
   /** The invocation state machine, which `workflow:*` routes start and stop. */
   readonly stateMachine: StateMachine;
+  /** The delivery state machine, which `deliveries:start` routes start. */
+  readonly deliveryStateMachine: StateMachine;
   /**
    * Seconds spans are kept after their invocation started. Every table reader gets it:
    * DynamoDB deletes expired items late, so reads must judge expiry themselves.
@@ -147,6 +149,7 @@ function bindAccess(fn: ServiceFunction, access: readonly Access[], props: ApiPr
       fn.addEnvironment(ENV.waitSliceSeconds, String(WAIT_SLICE_SECONDS));
     },
     'workflow:stop': () => bindWorkflow(fn, props.stateMachine, 'stop'),
+    'deliveries:start': () => bindDeliveries(fn, props.deliveryStateMachine),
     cursors: () => bindCursorKey(fn, props.cursorKey),
   };
   for (const entry of access) binders[entry]();

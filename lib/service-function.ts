@@ -179,6 +179,17 @@ export function bindWorkflow(fn: ServiceFunction, stateMachine: StateMachine, mo
   fn.addEnvironment(ENV.stateMachineArn, stateMachine.stateMachineArn);
 }
 
+/**
+ * Lets `fn` start executions of the delivery state machine, nothing more, and tells it the
+ * machine's ARN: every function that records an invocation's outcome announces it this way.
+ */
+export function bindDeliveries(fn: ServiceFunction, stateMachine: StateMachine): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({ effect: Effect.ALLOW, actions: ['states:StartExecution'], resources: [stateMachine.stateMachineArn] }),
+  );
+  fn.addEnvironment(ENV.deliveryStateMachineArn, stateMachine.stateMachineArn);
+}
+
 /** Lets `fn` read the deployment's cursor signing key, that one secret only, and tells it the secret. */
 export function bindCursorKey(fn: ServiceFunction, cursorKey: ISecret): void {
   fn.addToRolePolicy(

@@ -114,7 +114,7 @@ export class ServiceStack extends Stack {
     const { table } = new ServiceTable(this, 'Table', { deletionProtection: props.tableDeletionProtection });
     const { bucket } = new Payloads(this, 'Payloads', { retentionDays: spanRetentionDays });
     const auth = new Auth(this, 'Auth', { domainPrefix: props.consoleDomainPrefix ?? defaultDomainPrefix(this.stackName, this.account) });
-    const { stateMachine } = new Workflow(this, 'Workflow', {
+    const { stateMachine, deliveryStateMachine } = new Workflow(this, 'Workflow', {
       table,
       payloads: bucket,
       secretPrefix: props.secretPrefix,
@@ -150,6 +150,7 @@ export class ServiceStack extends Stack {
       payloads: bucket,
       secretPrefix: props.secretPrefix,
       stateMachine,
+      deliveryStateMachine,
       spanRetentionSeconds: spanRetentionDays * 86_400,
       authenticatedEnvironment: {
         [ENV.authIssuer]: auth.issuer,
@@ -172,6 +173,10 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'TableName', { value: table.tableName });
     new CfnOutput(this, 'PayloadBucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn, description: 'The invocation state machine' });
+    new CfnOutput(this, 'DeliveryStateMachineArn', {
+      value: deliveryStateMachine.stateMachineArn,
+      description: 'The delivery state machine: a FAILED execution is a webhook or OTLP delivery that never arrived',
+    });
 
     const observability = new Observability(this, 'Observability', { failedRunsThreshold: props.failedRunsAlarmThreshold ?? 1 });
     new CfnOutput(this, 'DashboardName', { value: observability.dashboard.dashboardName, description: 'CloudWatch dashboard of invocations, tokens, latency and errors' });

@@ -17,8 +17,9 @@ import {
   type WorkflowFunctions,
 } from '#functions/workflow/definition';
 import { ENV } from '#kit/env';
+import { Deliveries } from './deliveries';
 import { bindSandbox, SandboxFunction } from './sandbox';
-import { bindBedrockModels, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
+import { bindBedrockModels, bindDeliveries, bindPayloads, bindSecrets, bindTable, logicalId, ServiceFunction } from './service-function';
 
 /** Properties of a {@link Workflow}. */
 export interface WorkflowProps {
@@ -58,17 +59,28 @@ const MAX_ATTEMPTS_LIMIT = 10;
 
 /**
  * The invocation state machine (`functions/workflow/definition.ts`, the same ASL the local
- * cloud runs), its three task functions, and the rule that settles an execution ending
- * without its outcome.
+ * cloud runs), its three task functions, the rule that settles an execution ending
+ * without its outcome, and the {@link Deliveries} that announce each outcome.
  */
 export class Workflow extends Construct {
+  /** The invocation state machine. */
   readonly stateMachine: StateMachine;
+  /** The delivery state machine, which every function recording an outcome starts. */
+  readonly deliveryStateMachine: StateMachine;
 
   constructor(scope: Construct, id: string, props: WorkflowProps) {
     super(scope, id);
     const attemptTimeoutSeconds = integerIn('attemptTimeoutSeconds', props.attemptTimeoutSeconds ?? 900, 1, MAX_ATTEMPT_TIMEOUT_SECONDS);
     const maxAttempts = integerIn('maxAttempts', props.maxAttempts ?? 3, 1, MAX_ATTEMPTS_LIMIT);
     const spanRetentionDays = integerIn('spanRetentionDays', props.spanRetentionDays ?? 90, 1);
+    const spanRetentionSeconds = spanRetentionDays * 24 * 60 * 60;
+
+    this.deliveryStateMachine = new Deliveries(this, 'Deliveries', {
+      table: props.table,
+      payloads: props.payloads,
+      secretPrefix: props.secretPrefix,
+      spanRetentionSeconds,
+    }).stateMachine;
 
     const bookkeeping = (id: string, name: string, description: string): ServiceFunction => {
       const fn = new ServiceFunction(this, id, {
@@ -105,8 +117,11 @@ export class Workflow extends Construct {
       fn.addEnvironment(ENV.maxAttempts, String(maxAttempts));
       fn.addEnvironment(ENV.attemptTimeoutSeconds, String(attemptTimeoutSeconds));
       // Attempt and span items (RunSteps) expire with the window.
-      fn.addEnvironment(ENV.spanRetentionSeconds, String(spanRetentionDays * 24 * 60 * 60));
+      fn.addEnvironment(ENV.spanRetentionSeconds, String(spanRetentionSeconds));
     }
+    // Whoever records an outcome announces it: RunSteps a success, RecordOutcome the others.
+    bindDeliveries(runSteps, this.deliveryStateMachine);
+    bindDeliveries(recordOutcome, this.deliveryStateMachine);
 
     const functions: WorkflowFunctions = {
       runSteps: runSteps.functionArn,
@@ -139,6 +154,7 @@ export class Workflow extends Construct {
     const settleExecution = bookkeeping('SettleExecution', 'settle-execution', 'Settles an invocation its execution left running');
     settleExecution.addEnvironment(ENV.maxAttempts, String(maxAttempts));
     settleExecution.addEnvironment(ENV.attemptTimeoutSeconds, String(attemptTimeoutSeconds));
+    bindDeliveries(settleExecution, this.deliveryStateMachine);
     const undelivered = new Queue(this, 'SettleExecutionDeadLetters', {
       enforceSSL: true,
       encryption: QueueEncryption.SQS_MANAGED,
@@ -153,6 +169,7 @@ export class Workflow extends Construct {
       eventPattern: {
         source: ['aws.states'],
         detailType: [EXECUTION_STATUS_CHANGE],
+        // The invocation machine's only: a delivery that runs out of tries has nothing to settle.
         detail: { stateMachineArn: [this.stateMachine.stateMachineArn], status: [...UNSETTLED_EXECUTION_STATUSES] },
       },
       targets: [new LambdaFunction(settleExecution, { retryAttempts: 185, maxEventAge: Duration.hours(24), deadLetterQueue: undelivered })],

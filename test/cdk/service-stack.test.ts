@@ -71,20 +71,19 @@ const TASK_DESCRIPTIONS = {
 const BOOKKEEPING_TASKS = ['settleAttempt', 'recordOutcome'] as const;
 const SANDBOX_DESCRIPTION = 'Terminal tool sandbox: runs one command, with no permissions';
 
-/** The state machine: its logical id and properties. */
-function stateMachineOf(template: Template): { id: string; properties: Record<string, any> } {
-  const found = Object.entries(template.findResources('AWS::StepFunctions::StateMachine'));
-  expect(found).toHaveLength(1);
-  const [id, resource] = found[0]!;
-  return { id, properties: resource.Properties };
+const DELIVER_DESCRIPTION = 'Delivery task: send an outcome to a webhook or the OTLP export';
+
+interface Definition {
+  StartAt: string;
+  States: Record<string, Record<string, any>>;
 }
 
 /**
- * The state machine's definition, each function ARN (`Fn::GetAtt`) written as `<LogicalId>`
+ * A state machine's definition, each function ARN (`Fn::GetAtt`) written as `<LogicalId>`
  * and the partition (`Ref: AWS::Partition`) as `aws`.
  */
-function definitionOf(template: Template): { StartAt: string; States: Record<string, Record<string, any>> } {
-  const [, parts] = stateMachineOf(template).properties.DefinitionString['Fn::Join'] as [string, unknown[]];
+function renderDefinition(properties: Record<string, any>): Definition {
+  const [, parts] = properties.DefinitionString['Fn::Join'] as [string, unknown[]];
   const render = (part: unknown) => {
     if (typeof part === 'string') return part;
     const token = part as { 'Fn::GetAtt'?: [string, 'Arn']; Ref?: string };
@@ -94,6 +93,31 @@ function definitionOf(template: Template): { StartAt: string; States: Record<str
   const json = parts.map(render).join('');
   return JSON.parse(json);
 }
+
+/**
+ * The state machine whose definition starts at `startAt`, the invocation machine (`RunSteps`)
+ * unless told: its logical id and properties.
+ */
+function stateMachineOf(template: Template, startAt: 'RunSteps' | 'Deliver' = 'RunSteps'): { id: string; properties: Record<string, any> } {
+  const found = Object.entries(template.findResources('AWS::StepFunctions::StateMachine')).filter(
+    ([, resource]) => renderDefinition(resource.Properties).StartAt === startAt,
+  );
+  expect(found, startAt).toHaveLength(1);
+  const [id, resource] = found[0]!;
+  return { id, properties: resource.Properties };
+}
+
+/** The definition of the state machine starting at `startAt` (the invocation machine unless told), as {@link renderDefinition} writes it. */
+const definitionOf = (template: Template, startAt: 'RunSteps' | 'Deliver' = 'RunSteps'): Definition =>
+  renderDefinition(stateMachineOf(template, startAt).properties);
+
+/** The resources of every `states:StartExecution` statement among `statements`, as comparable text. */
+const startableBy = (statements: Statement[]): Set<string> =>
+  new Set(
+    statements
+      .filter((statement) => actionsOf([statement]).includes('states:StartExecution'))
+      .flatMap((statement) => [statement.Resource].flat().map((resource) => JSON.stringify(resource))),
+  );
 
 describe('ServiceStack', () => {
   let template: Template;
@@ -165,6 +189,7 @@ describe('ServiceStack', () => {
         expect(variables.includes('PAYLOAD_BUCKET'), keyOf(route)).toBe(has(route, 'payloads:'));
         expect(variables.includes('SECRET_PREFIX'), keyOf(route)).toBe(has(route, 'secrets:'));
         expect(variables.includes('STATE_MACHINE_ARN'), keyOf(route)).toBe(has(route, 'workflow:'));
+        expect(variables.includes('DELIVERY_STATE_MACHINE_ARN'), keyOf(route)).toBe(route.access.includes('deliveries:start'));
         expect(variables.includes('WAIT_SLICE_SECONDS'), keyOf(route)).toBe(route.access.includes('workflow:start'));
         expect(variables.includes('SPAN_RETENTION_SECONDS'), keyOf(route)).toBe(route.access.includes('table:read'));
         for (const name of ['AUTH_ISSUER', 'AUTH_AUDIENCE', 'FOUNDER_EMAILS', 'INVOCATION_QUOTA']) {
@@ -196,14 +221,20 @@ describe('ServiceStack', () => {
       expect(new Set(actionsOf(secrets))).toEqual(new Set(SECRETS_WRITE_ACTIONS));
     });
 
-    it('run-session may start executions of the state machine, and touch no secret', () => {
+    it('run-session may start executions of the two state machines, and touch no secret', () => {
       const route = routeByHandler('run-session');
       const statements = statementsOf(template, route);
       const { id: machineId } = stateMachineOf(template);
-      expect(statements).toContainEqual({ Effect: 'Allow', Action: 'states:StartExecution', Resource: { Ref: machineId } });
+      const { id: deliveryId } = stateMachineOf(template, 'Deliver');
+      // One statement or two: CDK merges statements of one action (minimizePolicies).
+      expect(startableBy(statements)).toEqual(new Set([JSON.stringify({ Ref: machineId }), JSON.stringify({ Ref: deliveryId })]));
       expect(actionsOf(statements).filter((action) => action.startsWith('secretsmanager:') || action.startsWith('lambda:'))).toEqual([]);
       const { properties } = functionOf(template, route);
-      expect(properties.Environment.Variables).toMatchObject({ STATE_MACHINE_ARN: { Ref: machineId }, WAIT_SLICE_SECONDS: '25' });
+      expect(properties.Environment.Variables).toMatchObject({
+        STATE_MACHINE_ARN: { Ref: machineId },
+        DELIVERY_STATE_MACHINE_ARN: { Ref: deliveryId },
+        WAIT_SLICE_SECONDS: '25',
+      });
       // The function outlives its wait slice, so a long wait ends in the slice's answer, not a timeout.
       expect(properties.Timeout).toBeGreaterThan(25);
     });
@@ -274,14 +305,16 @@ describe('ServiceStack', () => {
           route.access.includes('secrets:read') || route.access.includes('cursors'),
         );
         expect(actions.includes('secretsmanager:CreateSecret'), keyOf(route)).toBe(route.access.includes('secrets:write'));
-        expect(actions.includes('states:StartExecution'), keyOf(route)).toBe(route.access.includes('workflow:start'));
+        expect(actions.includes('states:StartExecution'), keyOf(route)).toBe(
+          route.access.includes('workflow:start') || route.access.includes('deliveries:start'),
+        );
         expect(actions.includes('states:StopExecution'), keyOf(route)).toBe(route.access.includes('workflow:stop'));
       }
     });
   });
 
   describe('workflow', () => {
-    it('is one STANDARD state machine, traced, logging events without execution data', () => {
+    it('is a STANDARD state machine, traced, logging events without execution data', () => {
       const { properties } = stateMachineOf(template);
       expect(properties.StateMachineType).toBe('STANDARD');
       expect(properties.TracingConfiguration).toEqual({ Enabled: true });
@@ -324,10 +357,12 @@ describe('ServiceStack', () => {
           DeadLetterConfig: { Arn: expect.objectContaining({ 'Fn::GetAtt': [expect.stringMatching(/SettleExecutionDeadLetters/), 'Arn'] }) },
         }),
       ]);
-      // Only the table: no bucket, secrets, state machine or other function.
-      const actions = actionsOf(statementsOfRole(template, settle.properties.Role));
+      // The table, and starting deliveries of the outcome it records: no bucket, secrets or other function.
+      const statements = statementsOfRole(template, settle.properties.Role);
+      const actions = actionsOf(statements);
       expect(actions).toContain('dynamodb:UpdateItem');
-      expect(actions.filter((action) => /^(s3|secretsmanager|states|lambda|sqs):/.test(action))).toEqual([]);
+      expect(actions.filter((action) => /^(s3|secretsmanager|states|lambda|sqs):/.test(action))).toEqual(['states:StartExecution']);
+      expect(startableBy(statements)).toEqual(new Set([JSON.stringify({ Ref: stateMachineOf(template, 'Deliver').id })]));
       template.hasResourceProperties('AWS::Lambda::Permission', {
         Action: 'lambda:InvokeFunction',
         Principal: 'events.amazonaws.com',
@@ -378,20 +413,133 @@ describe('ServiceStack', () => {
       });
     });
 
-    it('keeps the bookkeeping tasks to the table', () => {
+    it('keeps the bookkeeping tasks to the table, RecordOutcome also starting deliveries of its outcome', () => {
+      const delivery = JSON.stringify({ Ref: stateMachineOf(template, 'Deliver').id });
       for (const task of BOOKKEEPING_TASKS) {
+        const records = task === 'recordOutcome';
         const { properties } = functionBy(template, TASK_DESCRIPTIONS[task]);
-        const actions = actionsOf(statementsOfRole(template, properties.Role));
+        const statements = statementsOfRole(template, properties.Role);
+        const actions = actionsOf(statements);
         expect(actions, task).toContain('dynamodb:PutItem');
-        expect(actions.filter((action) => /^(s3|secretsmanager|states|lambda):/.test(action)), task).toEqual([]);
+        expect(actions.filter((action) => /^(s3|secretsmanager|states|lambda):/.test(action)), task).toEqual(
+          records ? ['states:StartExecution'] : [],
+        );
+        expect(startableBy(statements), task).toEqual(new Set(records ? [delivery] : []));
         expect(properties.Timeout, task).toBe(60);
         expect(Object.keys(properties.Environment.Variables).sort(), task).toEqual([
           'ATTEMPT_TIMEOUT_SECONDS',
+          ...(records ? ['DELIVERY_STATE_MACHINE_ARN'] : []),
           'MAX_ATTEMPTS',
           'NODE_OPTIONS',
           'SPAN_RETENTION_SECONDS',
           'TABLE_NAME',
         ]);
+      }
+    });
+  });
+
+  describe('deliveries', () => {
+    /** Every function that records an outcome, and so announces it: by description. */
+    const ANNOUNCERS = [
+      TASK_DESCRIPTIONS.runSteps,
+      TASK_DESCRIPTIONS.recordOutcome,
+      'Settles an invocation its execution left running',
+      ...['run-session', 'delete-session', 'cancel-trace'].map((handler) => keyOf(routeByHandler(handler))),
+    ];
+
+    it('run on a second STANDARD state machine, traced, logging events without execution data', () => {
+      template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+      const { properties } = stateMachineOf(template, 'Deliver');
+      expect(properties.StateMachineType).toBe('STANDARD');
+      expect(properties.TracingConfiguration).toEqual({ Enabled: true });
+      expect(properties.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+      expect(properties.LoggingConfiguration.Destinations).not.toEqual(stateMachineOf(template).properties.LoggingConfiguration.Destinations);
+    });
+
+    it('try the Deliver function, retrying any error with backoff for over an hour', () => {
+      const definition = definitionOf(template, 'Deliver');
+      const deliver = functionBy(template, DELIVER_DESCRIPTION);
+      expect(definition.StartAt).toBe('Deliver');
+      expect(Object.keys(definition.States)).toEqual(['Deliver']);
+      expect(definition.States.Deliver).toMatchObject({
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke',
+        Parameters: { FunctionName: `<${deliver.id}>` },
+        TimeoutSeconds: 60,
+        Retry: [{ ErrorEquals: ['States.ALL'], IntervalSeconds: 1, BackoffRate: 2, MaxAttempts: 12 }],
+        End: true,
+      });
+      // The function may use the whole try.
+      expect(deliver.properties.Timeout).toBe(60);
+    });
+
+    it('may invoke the Deliver function and no other, not even its versions', () => {
+      const statements = statementsOfRole(template, stateMachineOf(template, 'Deliver').properties.RoleArn);
+      const deliver = functionBy(template, DELIVER_DESCRIPTION);
+      const invoke = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('lambda:')));
+      expect(invoke).toEqual([{ Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: { 'Fn::GetAtt': [deliver.id, 'Arn'] } }]);
+      expect(actionsOf(statements).filter((action) => !/^(logs|xray|lambda):/.test(action))).toEqual([]);
+    });
+
+    it('let the Deliver function read and write the table, read secret values below the prefix and read payloads, nothing more', () => {
+      const { properties } = functionBy(template, DELIVER_DESCRIPTION);
+      const statements = statementsOfRole(template, properties.Role);
+      const actions = actionsOf(statements);
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
+      const [tableId] = Object.keys(template.findResources('AWS::DynamoDB::Table'));
+      for (const statement of statements.filter((candidate) => actionsOf([candidate]).some((action) => action.startsWith('dynamodb:')))) {
+        expect(JSON.stringify(statement.Resource)).toContain(`"${tableId}"`);
+      }
+      const secrets = statements.filter((statement) => actionsOf([statement]).some((action) => action.startsWith('secretsmanager:')));
+      expect(secrets).toEqual([{ Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: SECRETS_ARN }]);
+      const [bucketId] = Object.keys(
+        template.findResources('AWS::S3::Bucket', {
+          Properties: { LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-payloads' })]) } },
+        }),
+      );
+      expect(statements).toContainEqual({
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] },
+      });
+      expect(new Set(actions.filter((action) => !/^(logs|xray|dynamodb):/.test(action)))).toEqual(
+        new Set(['s3:GetObject', 's3:ListBucket', 'secretsmanager:GetSecretValue']),
+      );
+      expect(Object.keys(properties.Environment.Variables).sort()).toEqual([
+        'NODE_OPTIONS',
+        'PAYLOAD_BUCKET',
+        'SECRET_PREFIX',
+        'SPAN_RETENTION_SECONDS',
+        'TABLE_NAME',
+      ]);
+      expect(properties.Environment.Variables.SPAN_RETENTION_SECONDS).toBe(String(90 * 86_400));
+      // Customer URLs are on the internet: no VPC, as RunSteps.
+      expect(properties.VpcConfig).toBeUndefined();
+    });
+
+    it('are started by every function that records an outcome, and by no other, on the delivery machine only', () => {
+      const { id: deliveryId } = stateMachineOf(template, 'Deliver');
+      const { id: machineId } = stateMachineOf(template);
+      const delivery = JSON.stringify({ Ref: deliveryId });
+      for (const [id, resource] of Object.entries(template.findResources('AWS::Lambda::Function'))) {
+        const description = resource.Properties.Description as string | undefined;
+        const announces = ANNOUNCERS.includes(description ?? '');
+        const startable = startableBy(statementsOfRole(template, resource.Properties.Role));
+        const startsInvocations = description === keyOf(routeByHandler('run-session'));
+        expect(startable, description ?? id).toEqual(
+          new Set([...(announces ? [delivery] : []), ...(startsInvocations ? [JSON.stringify({ Ref: machineId })] : [])]),
+        );
+        expect(resource.Properties.Environment?.Variables?.DELIVERY_STATE_MACHINE_ARN, description ?? id).toEqual(
+          announces ? { Ref: deliveryId } : undefined,
+        );
+      }
+      // SettleAttempt only classifies an attempt; RecordOutcome records what follows.
+      expect(ANNOUNCERS).not.toContain(TASK_DESCRIPTIONS.settleAttempt);
+    });
+
+    it('never let a function on AWS reach loopback addresses', () => {
+      for (const [id, resource] of Object.entries(template.findResources('AWS::Lambda::Function'))) {
+        expect(Object.keys(resource.Properties.Environment?.Variables ?? {}), id).not.toContain('ALLOW_LOOPBACK_URLS');
       }
     });
   });
@@ -490,7 +638,7 @@ describe('ServiceStack', () => {
   });
 
   it('outputs what a client and an operator need', () => {
-    for (const name of ['ApiUrl', 'UserPoolId', 'UserPoolClientId', 'TableName', 'PayloadBucketName', 'StateMachineArn']) {
+    for (const name of ['ApiUrl', 'UserPoolId', 'UserPoolClientId', 'TableName', 'PayloadBucketName', 'StateMachineArn', 'DeliveryStateMachineArn']) {
       template.hasOutput(name, {});
     }
   });
@@ -551,7 +699,7 @@ describe('ServiceStack context', () => {
       LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Id: 'expire-payloads', ExpirationInDays: 7 })]) },
     });
     const seconds = String(7 * 86_400);
-    for (const description of [TASK_DESCRIPTIONS.runSteps, 'GET /traces/{invocation_key}', 'GET /traces']) {
+    for (const description of [TASK_DESCRIPTIONS.runSteps, DELIVER_DESCRIPTION, 'GET /traces/{invocation_key}', 'GET /traces']) {
       expect(functionBy(template, description).properties.Environment.Variables.SPAN_RETENTION_SECONDS, description).toBe(seconds);
     }
     expect(() => synthesize({ spanRetentionDays: '0' })).toThrow(/spanRetentionDays/);
