@@ -6,6 +6,7 @@ import './quiet';
 import { spawnChild, typeScriptEntry } from '#local/child-process';
 import { startLocalCloud } from '#local/cloud';
 import { benchConsole } from './console';
+import { benchDeliveries } from './deliveries';
 import { benchFollow } from './follow';
 import { benchHarness } from './harness';
 import { benchInvocations } from './invocations';
@@ -22,6 +23,7 @@ try {
   await benchTraces(cloud);
   await benchWorkspace(cloud);
   await benchFollow(cloud);
+  await benchDeliveries(cloud);
   await benchConsole(cloud);
 } finally {
   await cloud.stop();
