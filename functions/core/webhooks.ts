@@ -58,7 +58,9 @@ const notFound = (id: string) => new NotFoundError(`webhook ${id} not found`);
 
 /** Registers a webhook; its answer is the only one that shows the signing secret. */
 export async function createWebhook(store: WebhookStore, request: { url: string; events?: WebhookEventType[] }) {
-  const url = (await checkTargetUrl(request.url, 'url')).href;
+  // Checked, and kept as given: the receiver's URL is the client's to spell.
+  await checkTargetUrl(request.url, 'url');
+  const url = request.url;
   const events = WEBHOOK_EVENTS.filter((type) => (request.events ?? WEBHOOK_EVENTS).includes(type));
   const webhook: Webhook = { id: newId('wh'), url, events, created_at: new Date().toISOString() };
   const secret = newSigningSecret();
