@@ -153,23 +153,64 @@ export function CopyButton({ text, label = 'Copy', testId }: { text: string; lab
   );
 }
 
-/** A destructive action asked twice: the first click asks, the second does it (no browser dialog). */
-export function ConfirmButton(props: { label: string; confirmLabel?: string; onConfirm: () => Promise<unknown>; testId?: string; disabled?: boolean }) {
-  const [asking, setAsking] = useState(false);
+/**
+ * An action a person starts (a form's submit, a click): `run` it (a submit event is kept
+ * from reloading the page); `busy` while it runs, `error` when it failed.
+ */
+export function useAction(action: () => Promise<unknown>) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
-  const confirm = async () => {
+  const run = async (event?: Event) => {
+    event?.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      await props.onConfirm();
-      setAsking(false);
+      await action();
     } catch (failure) {
       setError(failure);
     } finally {
       setBusy(false);
     }
   };
+  return { busy, error, run };
+}
+
+/**
+ * A value the API shows only in one answer (an API key, a webhook's signing secret): shown
+ * with a copy button until dismissed. `testIds` name its parts for the browser tests.
+ */
+export function ShownOnce(props: {
+  label: string;
+  value: string;
+  copyLabel: string;
+  testIds: { section: string; value: string; copy: string; dismiss: string };
+  onDismiss: () => void;
+  children: ComponentChildren;
+}) {
+  const { testIds } = props;
+  return (
+    <section class="once" data-testid={testIds.section} aria-label={props.label}>
+      <p>{props.children}</p>
+      <code class="secret-once" data-testid={testIds.value}>
+        {props.value}
+      </code>
+      <div class="form-actions">
+        <CopyButton text={props.value} label={props.copyLabel} testId={testIds.copy} />
+        <button type="button" class="secondary small" data-testid={testIds.dismiss} onClick={props.onDismiss}>
+          Done
+        </button>
+      </div>
+    </section>
+  );
+}
+
+/** A destructive action asked twice: the first click asks, the second does it (no browser dialog). */
+export function ConfirmButton(props: { label: string; confirmLabel?: string; onConfirm: () => Promise<unknown>; testId?: string; disabled?: boolean }) {
+  const [asking, setAsking] = useState(false);
+  const { busy, error, run: confirm } = useAction(async () => {
+    await props.onConfirm();
+    setAsking(false);
+  });
   if (!asking) {
     return (
       <button type="button" class="danger small" disabled={props.disabled} data-testid={props.testId} onClick={() => setAsking(true)}>
@@ -179,7 +220,7 @@ export function ConfirmButton(props: { label: string; confirmLabel?: string; onC
   }
   return (
     <span class="confirm">
-      <button type="button" class="danger small" disabled={busy} data-testid={props.testId ? `${props.testId}-confirm` : undefined} onClick={confirm} autoFocus>
+      <button type="button" class="danger small" disabled={busy} data-testid={props.testId ? `${props.testId}-confirm` : undefined} onClick={() => confirm()} autoFocus>
         {props.confirmLabel ?? `Yes, ${props.label.toLowerCase()}`}
       </button>
       <button type="button" class="secondary small" disabled={busy} onClick={() => setAsking(false)}>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import type { CreatedToken } from '../../../client/index';
 import { api } from '../api';
-import { ACTIONS, ConfirmButton, CopyButton, ErrorMessage, Loading, PageHeader, Table, Time, useAsync } from '../components';
+import { ACTIONS, ConfirmButton, ErrorMessage, Loading, PageHeader, ShownOnce, Table, Time, useAction, useAsync } from '../components';
 
 export function ApiKeysPage() {
   const tokens = useAsync(() => api().tokens.list(), []);
@@ -17,20 +17,15 @@ export function ApiKeysPage() {
         }}
       />
       {created ? (
-        <section class="once" data-testid="created-key" aria-label="New API key">
-          <p>
-            The key <strong>{created.name}</strong>. Copy it now: it is not shown again.
-          </p>
-          <code class="secret-once" data-testid="created-key-value">
-            {created.key}
-          </code>
-          <div class="form-actions">
-            <CopyButton text={created.key} label="Copy key" testId="copy-key" />
-            <button type="button" class="secondary small" data-testid="dismiss-key" onClick={() => setCreated(undefined)}>
-              Done
-            </button>
-          </div>
-        </section>
+        <ShownOnce
+          label="New API key"
+          value={created.key}
+          copyLabel="Copy key"
+          testIds={{ section: 'created-key', value: 'created-key-value', copy: 'copy-key', dismiss: 'dismiss-key' }}
+          onDismiss={() => setCreated(undefined)}
+        >
+          The key <strong>{created.name}</strong>. Copy it now: it is not shown again.
+        </ShownOnce>
       ) : null}
       <ErrorMessage error={tokens.error} />
       {tokens.loading && !tokens.data ? <Loading /> : null}
@@ -71,21 +66,10 @@ export function ApiKeysPage() {
 
 function CreateKey({ onCreated }: { onCreated: (token: CreatedToken) => void }) {
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onCreated(await api().tokens.create({ name: name.trim() }));
-      setName('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run: submit } = useAction(async () => {
+    onCreated(await api().tokens.create({ name: name.trim() }));
+    setName('');
+  });
   return (
     <form class="inline-form" onSubmit={submit} aria-label="New API key">
       <label for="key-name">Name</label>

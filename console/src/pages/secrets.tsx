@@ -1,7 +1,7 @@
 /** Secrets: names and masks; create, rotate and delete. A value is sent once and never shown. */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { ACTIONS, ConfirmButton, ErrorMessage, Loading, PageHeader, Table, useAsync } from '../components';
+import { ACTIONS, ConfirmButton, ErrorMessage, Loading, PageHeader, Table, useAction, useAsync } from '../components';
 
 export function SecretsPage() {
   const secrets = useAsync(() => api().secrets.list(), []);
@@ -66,24 +66,13 @@ export function SecretsPage() {
 function CreateSecret({ onCreated }: { onCreated: (name: string, masked: string) => void }) {
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const created = await api().secrets.create({ name: name.trim(), value });
-      // The value leaves the page with the request: nothing keeps or shows it.
-      setName('');
-      setValue('');
-      onCreated(created.name, created.masked_value);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run: submit } = useAction(async () => {
+    const created = await api().secrets.create({ name: name.trim(), value });
+    // The value leaves the page with the request: nothing keeps or shows it.
+    setName('');
+    setValue('');
+    onCreated(created.name, created.masked_value);
+  });
   return (
     <form class="inline-form" onSubmit={submit} aria-label="New secret" data-testid="create-secret">
       <label for="secret-name">Name</label>
@@ -101,8 +90,12 @@ function CreateSecret({ onCreated }: { onCreated: (name: string, masked: string)
 function RotateSecret({ name, onRotated }: { name: string; onRotated: (masked: string) => void }) {
   const [open, setOpen] = useState(false);
   const [value, setValue] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run: submit } = useAction(async () => {
+    const rotated = await api().secrets.update(name, { value });
+    setValue('');
+    setOpen(false);
+    onRotated(rotated.masked_value);
+  });
   if (!open) {
     return (
       <button type="button" class="secondary small" data-testid="rotate-secret" onClick={() => setOpen(true)}>
@@ -110,21 +103,6 @@ function RotateSecret({ name, onRotated }: { name: string; onRotated: (masked: s
       </button>
     );
   }
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const rotated = await api().secrets.update(name, { value });
-      setValue('');
-      setOpen(false);
-      onRotated(rotated.masked_value);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
   const inputId = `rotate-${name}`;
   return (
     <form class="inline-form" onSubmit={submit} aria-label={`Rotate ${name}`}>

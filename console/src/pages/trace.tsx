@@ -8,7 +8,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useReducer, useRef, useState } from 'preact/hooks';
 import { NotFoundError, type Attempt, type Span, type TraceGetResponse } from '../../../client/index';
 import { api, errorMessage } from '../api';
-import { CopyButton, ErrorMessage, Loading, PageHeader, StatusBadge, Table, Time } from '../components';
+import { CopyButton, ErrorMessage, Loading, PageHeader, StatusBadge, Table, Time, useAction } from '../components';
 import { durationBetween, formatBytes, formatDuration, formatInteger, formatTokens, formatUsd, prettyJson } from '../format';
 import { Link, to } from '../router';
 import { applyEvent, barOf, mergeAttempt, mergeSpan, PayloadLoader, spanPosition, timelineOf, treeRows, usageSoFar, type SpanPayloads, type SpanRow } from '../trace-model';
@@ -263,19 +263,8 @@ function AttemptsTable({ attempts }: { attempts: Attempt[] }) {
 }
 
 function CancelButton({ invocationKey, onCancelled }: { invocationKey: string; onCancelled: (summary: Partial<Summary>) => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const cancel = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      onCancelled(await api().traces.cancel(invocationKey));
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run } = useAction(async () => onCancelled(await api().traces.cancel(invocationKey)));
+  const cancel = () => run();
   return (
     <>
       <button type="button" class="danger" data-testid="cancel" disabled={busy} onClick={cancel}>

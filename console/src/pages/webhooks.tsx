@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import { NotFoundError, type CreatedWebhook, type OtlpSettings, type Webhook, type WebhookDelivery, type WebhookEventType } from '../../../client/index';
 import { api } from '../api';
-import { ACTIONS, ConfirmButton, CopyButton, ErrorMessage, Loading, PagedFooter, PageHeader, Table, Time, useAsync, usePaged } from '../components';
+import { ACTIONS, ConfirmButton, ErrorMessage, Loading, PagedFooter, PageHeader, ShownOnce, Table, Time, useAction, useAsync, usePaged } from '../components';
 import { Link, to } from '../router';
 
 const EVENT_TYPES: WebhookEventType[] = ['invocation.succeeded', 'invocation.failed'];
@@ -29,21 +29,16 @@ export function WebhooksPage() {
         }}
       />
       {created ? (
-        <section class="once" data-testid="created-webhook" aria-label="New webhook's signing secret">
-          <p>
-            The signing secret of the webhook to <strong>{created.url}</strong>. Copy it now: it is not shown again. The receiver checks each delivery's{' '}
-            <code>webhook-signature</code> with it.
-          </p>
-          <code class="secret-once" data-testid="created-webhook-secret">
-            {created.secret}
-          </code>
-          <div class="form-actions">
-            <CopyButton text={created.secret} label="Copy secret" testId="copy-webhook-secret" />
-            <button type="button" class="secondary small" data-testid="dismiss-webhook-secret" onClick={() => setCreated(undefined)}>
-              Done
-            </button>
-          </div>
-        </section>
+        <ShownOnce
+          label="New webhook's signing secret"
+          value={created.secret}
+          copyLabel="Copy secret"
+          testIds={{ section: 'created-webhook', value: 'created-webhook-secret', copy: 'copy-webhook-secret', dismiss: 'dismiss-webhook-secret' }}
+          onDismiss={() => setCreated(undefined)}
+        >
+          The signing secret of the webhook to <strong>{created.url}</strong>. Copy it now: it is not shown again. The receiver checks each delivery's{' '}
+          <code>webhook-signature</code> with it.
+        </ShownOnce>
       ) : null}
       <ErrorMessage error={webhooks.error} />
       {webhooks.loading && !webhooks.data ? <Loading /> : null}
@@ -89,21 +84,10 @@ export function WebhooksPage() {
 function CreateWebhook({ onCreated }: { onCreated: (webhook: CreatedWebhook) => void }) {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<WebhookEventType[]>(EVENT_TYPES);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onCreated(await api().webhooks.create({ url: url.trim(), events }));
-      setUrl('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run: submit } = useAction(async () => {
+    onCreated(await api().webhooks.create({ url: url.trim(), events }));
+    setUrl('');
+  });
   const toggle = (type: WebhookEventType, on: boolean) => setEvents((current) => EVENT_TYPES.filter((known) => (known === type ? on : current.includes(known))));
   return (
     <form class="inline-form" onSubmit={submit} aria-label="New webhook" data-testid="create-webhook">
@@ -260,22 +244,11 @@ function OtlpForm({ initial, onDone }: { initial: OtlpSettings | undefined; onDo
   const [endpoint, setEndpoint] = useState(initial?.endpoint ?? '');
   const [headers, setHeaders] = useState(Object.entries(initial?.headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n'));
   const [payloads, setPayloads] = useState(initial?.payloads ?? false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const parsed = parseHeaders(headers);
-      await api().integrations.otlp.set({ endpoint: endpoint.trim(), ...(Object.keys(parsed).length ? { headers: parsed } : {}), payloads });
-      onDone(true);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, run: submit } = useAction(async () => {
+    const parsed = parseHeaders(headers);
+    await api().integrations.otlp.set({ endpoint: endpoint.trim(), ...(Object.keys(parsed).length ? { headers: parsed } : {}), payloads });
+    onDone(true);
+  });
   return (
     <form class="inline-form" onSubmit={submit} aria-label="OTLP export" data-testid="otlp-form">
       <label for="otlp-endpoint">Endpoint</label>
