@@ -122,6 +122,23 @@ export async function queryPage(query: TableQuery, limit: number, startKey?: Ite
 }
 
 /**
+ * Up to `limit` items of a partition whose sort key starts with a prefix, newest (last
+ * sort key) first, after the item with sort key `afterSk`; read consistently.
+ */
+export function queryPrefixNewestFirst(key: { pk: string; skPrefix: string }, afterSk: string | undefined, limit: number): Promise<{ items: Item[]; more: boolean }> {
+  return queryPage(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': key.pk, ':prefix': key.skPrefix },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    },
+    limit,
+    afterSk !== undefined ? { pk: key.pk, sk: afterSk } : undefined,
+  );
+}
+
+/**
  * Every item of a partition whose sort key starts with a prefix, in sort key order; only
  * the named `attributes` of each when given.
  */

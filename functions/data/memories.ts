@@ -17,7 +17,7 @@ import type { MemoryStore } from '#core/memories';
 import type { InvocationFacts, Memory } from '#core/model';
 import type { MemoryGroupStore } from '#functions/agent/tools/types';
 import { cursorKey } from './cursor-key';
-import { cancellationReasons, dynamo, isConditionFailure, queryPage, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, isConditionFailure, queryPage, queryPrefixNewestFirst, transactWrite } from './dynamo';
 import { entity } from './entity';
 import { auditItem, deletePartition, runningInvocation } from './invocations';
 import { keys } from './keys';
@@ -174,17 +174,8 @@ export async function listMemories(
   afterId: string | undefined,
   limit: number,
 ): Promise<{ memories: Memory[]; more: boolean }> {
-  const { pk, skPrefix } = keys.memoriesOf(organizationId, group);
-  const { items, more } = await queryPage(
-    {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-      ScanIndexForward: false,
-      ConsistentRead: true,
-    },
-    limit,
-    afterId !== undefined ? keys.memory(organizationId, group, afterId) : undefined,
-  );
+  const after = afterId !== undefined ? keys.memory(organizationId, group, afterId).sk : undefined;
+  const { items, more } = await queryPrefixNewestFirst(keys.memoriesOf(organizationId, group), after, limit);
   return { memories: items.map(memoryEntity.parse), more };
 }
 

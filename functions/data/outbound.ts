@@ -12,7 +12,7 @@ import type { OtlpSettings, OtlpSettingsStore } from '#core/otlp-settings';
 import { WEBHOOK_EVENTS, type DeliveryAttempt, type Webhook, type WebhookStore } from '#core/webhooks';
 import type { DeliveryInput } from '#functions/workflow/definition';
 import { cursorKey } from './cursor-key';
-import { cancellationReasons, dynamo, queryPage, queryPrefix, transactWrite } from './dynamo';
+import { cancellationReasons, dynamo, queryPrefix, queryPrefixNewestFirst, transactWrite } from './dynamo';
 import { entity } from './entity';
 import { keys } from './keys';
 import { deleteSecretValue, writeSecretValue } from './secret-values';
@@ -119,17 +119,7 @@ async function deleteWebhook(organizationId: string, webhookId: string): Promise
 }
 
 async function listDeliveries(organizationId: string, webhookId: string, afterSk: string | undefined, limit: number) {
-  const { pk, skPrefix } = keys.deliveryLog(organizationId, webhookId);
-  const { items, more } = await queryPage(
-    {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-      ScanIndexForward: false,
-      ConsistentRead: true,
-    },
-    limit,
-    afterSk !== undefined ? { pk, sk: afterSk } : undefined,
-  );
+  const { items, more } = await queryPrefixNewestFirst(keys.deliveryLog(organizationId, webhookId), afterSk, limit);
   const last = items.at(-1)?.sk;
   return { deliveries: items.map(deliveryEntity.parse), more, ...(typeof last === 'string' ? { last } : {}) };
 }
