@@ -246,6 +246,23 @@ describe('delivery', () => {
     expect(receiver.received.filter(forKey('hook-deleted')).length).toBeLessThanOrEqual(before + 1);
   });
 
+  it('delivers each of eight sessions finishing at once exactly once', async () => {
+    const { token } = await newOrganization();
+    const { secret } = (await request('POST', '/webhooks', { token, body: { url: `${receiver.url}?burst=1` } })).body;
+    const keys = Array.from({ length: 8 }, (_, i) => `hook-burst-${i}`);
+    model.enqueue(...keys.map((key) => delay(300, answer(`answer ${key}`))));
+
+    const answers = await Promise.all(keys.map((key, i) => run(token, `burst-${i}`, key)));
+    expect(answers.map((answered) => answered.status)).toEqual(keys.map(() => 200));
+    const wanted = new Set(keys);
+    const hooks = await receiver.waitFor(8, { filter: (hook) => wanted.has(JSON.parse(hook.body).data.invocation_key) });
+
+    expect(new Set(hooks.map((hook) => JSON.parse(hook.body).data.invocation_key))).toEqual(wanted);
+    for (const hook of hooks) new Webhook(secret).verify(hook.body, hook.headers as Record<string, string>);
+    await sleep(1500);
+    expect(receiver.received.filter((hook) => wanted.has(JSON.parse(hook.body).data.invocation_key))).toHaveLength(8);
+  });
+
   it('writes no secret value to the service log', async () => {
     const log = await readFile(inject('serviceLogFile'), 'utf8');
     expect(log).not.toContain(CANARY);
